@@ -1,0 +1,119 @@
+//! Client connections that benchmark threads drive, one per thread.
+//!
+//! The [`Conn`] trait is the only thing the workloads and the runner see of a
+//! database client. Each DBMS family has its own implementation, chosen for the
+//! least client CPU per statement: PostgreSQL speaks the wire protocol directly
+//! ([`postgres`]), so a prepared statement costs one `write` and one `read`
+//! and no allocation on the hot path.
+
+pub mod postgres;
+
+use std::fmt;
+
+/// The SQL dialect a connection speaks; workloads pick statement text by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    Postgres,
+    Mysql,
+    Sqlite,
+}
+
+impl Dialect {
+    /// Placeholder for the `n`-th (1-based) parameter of a prepared statement.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::Postgres => format!("${n}"),
+            Dialect::Mysql => "?".to_string(),
+            Dialect::Sqlite => format!("?{n}"),
+        }
+    }
+}
+
+/// A parameter of a prepared statement. Borrowed, so building a parameter
+/// list on the hot path allocates nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// Handle of a statement prepared on one connection (valid only there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StmtId(pub u32);
+
+/// How the runner should treat a failed statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Deadlock, serialization failure, lock timeout, duplicate key from a
+    /// concurrent delete/insert: the event is rolled back and counted as a
+    /// retry, as sysbench counts "ignored errors".
+    Retryable,
+    /// SQLite's SQLITE_BUSY after the busy handler gave up.
+    Busy,
+    /// The connection is gone (server died, network closed).
+    Connection,
+    /// Anything else: a real error, counted and shown.
+    Other,
+}
+
+/// An error from the database or the client library, classified for counting.
+#[derive(Clone, Debug)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    /// SQLSTATE or the DBMS's error number, when the server sent one.
+    pub code: String,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(kind: ErrorKind, code: impl Into<String>, message: impl Into<String>) -> Self {
+        DbError {
+            kind,
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An I/O failure on the connection's socket.
+    pub fn io(err: std::io::Error) -> Self {
+        DbError::new(ErrorKind::Connection, "", format!("connection lost: {err}"))
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.code.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{} ({})", self.message, self.code)
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Rows of an administrative query, every value as text (NULL = `None`).
+pub type TextRows = Vec<Vec<Option<String>>>;
+
+/// One client connection. Implementations must keep `execute` and
+/// `execute_text` free of heap allocation once warmed up.
+pub trait Conn: Send {
+    /// The dialect of the server at the other end.
+    fn dialect(&self) -> Dialect;
+
+    /// Prepares `sql` server-side (placeholders as [`Dialect::placeholder`]).
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
+
+    /// Executes a prepared statement and returns the number of rows it
+    /// returned (queries) or changed (INSERT/UPDATE/DELETE).
+    fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError>;
+
+    /// Sends one statement as plain text (BEGIN, COMMIT, the sysbench insert
+    /// and scan, DDL) and returns rows returned or changed.
+    fn execute_text(&mut self, sql: &str) -> Result<u64, DbError>;
+
+    /// Runs an administrative query and returns its rows as text. Allocates:
+    /// never call it on the measured path.
+    fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError>;
+}

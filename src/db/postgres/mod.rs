@@ -1,0 +1,526 @@
+//! A minimal PostgreSQL client speaking the v3 wire protocol directly over a
+//! blocking socket.
+//!
+//! It exists because benchmark threads must spend as little client CPU per
+//! statement as possible, so that the server, not the harness, is measured. A
+//! prepared statement costs one `write` (Bind + Execute + Sync built in a
+//! reused buffer) and usually one `read` (complete messages are parsed in
+//! place in a reused buffer; row data is skipped, the row count comes from the
+//! CommandComplete tag), with no heap allocation once warmed up; on a unix
+//! socket a `poll` precedes the read (see `wait_readable`). There is no TLS,
+//! no async runtime, and no type handling beyond sending integers to
+//! int2/int4/int8 parameters in binary; everything else travels as text.
+
+mod url;
+mod wire;
+
+pub use url::PgConnectOptions;
+
+use super::{Conn, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
+use postgres_protocol::authentication::{md5_hash, sasl};
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::ops::Range;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// Initial size of the read buffer; it grows only for larger messages.
+const READ_BUF: usize = 64 * 1024;
+/// Largest backend message we accept (PostgreSQL's own limit is 1 GiB).
+const MAX_MESSAGE: usize = 1 << 30;
+
+enum Stream {
+    Tcp(TcpStream),
+    /// The flag: wait with poll(2) before reading (see [`wait_readable`]).
+    Unix(UnixStream, bool),
+}
+
+impl Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s, poll_first) => {
+                if *poll_first {
+                    wait_readable(s.as_raw_fd());
+                }
+                s.read(buf)
+            }
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.write_all(buf),
+            Stream::Unix(s, _) => s.write_all(buf),
+        }
+    }
+    fn set_timeouts(&mut self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t)),
+            Stream::Unix(s, poll_first) => {
+                *poll_first = t.is_none(); // poll(-1) would ignore the timeout
+                s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t))
+            }
+        }
+    }
+}
+
+/// Blocks until `fd` has data (or an error or EOF to report). A blocking read
+/// on a unix stream socket is also woken when the server consumes our request
+/// (the socket became writable), costing an extra pair of context switches
+/// per statement; poll(POLLIN) sleeps through that. TCP has no such wake-up,
+/// so there a plain blocking read is cheapest.
+fn wait_readable(fd: RawFd) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid pollfd and we pass a count of 1. Errors other
+    // than EINTR fall through to the read, which reports them.
+    while unsafe { libc::poll(&mut p, 1, -1) } < 0
+        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+    {}
+}
+
+/// What to keep of the messages answering a request besides the row count.
+enum Sink<'a> {
+    Nothing,
+    Rows(&'a mut TextRows),
+    ParamTypes(&'a mut Vec<u32>),
+}
+
+struct Stmt {
+    name: String,
+    param_oids: Vec<u32>,
+}
+
+/// One connection to a PostgreSQL server, driven by one thread.
+pub struct PgConn {
+    stream: Stream,
+    wbuf: Vec<u8>,
+    /// Received bytes are `rbuf[rpos..rend]`; the rest is free space.
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    stmts: Vec<Stmt>,
+    broken: bool,
+    pid: i32,
+    server_version: String,
+}
+
+impl PgConn {
+    /// Connects and authenticates (trust, password, md5 or SCRAM-SHA-256).
+    pub fn connect(opts: &PgConnectOptions) -> Result<PgConn, DbError> {
+        Self::connect_inner(opts, None)
+    }
+
+    /// Like [`PgConn::connect`], but gives up when connecting, or any read or
+    /// write during startup and authentication, takes longer than `timeout`.
+    pub fn connect_timeout(opts: &PgConnectOptions, timeout: Duration) -> Result<PgConn, DbError> {
+        Self::connect_inner(opts, Some(timeout))
+    }
+
+    /// The process id of the server backend serving this connection.
+    pub fn backend_pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The server's version as reported at startup, e.g. `15.6 (Debian ...)`.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
+    fn connect_inner(
+        opts: &PgConnectOptions,
+        timeout: Option<Duration>,
+    ) -> Result<PgConn, DbError> {
+        let cant = |what: String, e: io::Error| {
+            DbError::new(ErrorKind::Connection, "", format!("{what}: {e}"))
+        };
+        let mut stream = if opts.host.starts_with('/') {
+            let path = format!("{}/.s.PGSQL.{}", opts.host, opts.port);
+            let s = UnixStream::connect(&path);
+            Stream::Unix(
+                s.map_err(|e| cant(format!("cannot connect to {path}"), e))?,
+                false,
+            )
+        } else {
+            let target = format!("{}:{}", opts.host, opts.port);
+            let what = || format!("cannot connect to {target}");
+            let addrs = (opts.host.as_str(), opts.port)
+                .to_socket_addrs()
+                .map_err(|e| cant(what(), e))?;
+            let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no addresses");
+            let mut tcp = None;
+            for addr in addrs {
+                let r = match timeout {
+                    Some(t) => TcpStream::connect_timeout(&addr, t),
+                    None => TcpStream::connect(addr),
+                };
+                match r {
+                    Ok(s) => {
+                        tcp = Some(s);
+                        break;
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            let tcp = tcp.ok_or_else(|| cant(what(), last))?;
+            tcp.set_nodelay(true).map_err(DbError::io)?;
+            Stream::Tcp(tcp)
+        };
+        stream.set_timeouts(timeout).map_err(DbError::io)?;
+        let mut conn = PgConn {
+            stream,
+            wbuf: Vec::with_capacity(4096),
+            rbuf: vec![0; READ_BUF],
+            rpos: 0,
+            rend: 0,
+            stmts: Vec::new(),
+            broken: false,
+            pid: 0,
+            server_version: String::new(),
+        };
+        if let Err(e) = conn.startup(opts) {
+            conn.broken = true; // the server hangs up; no Terminate
+            return Err(e);
+        }
+        conn.stream.set_timeouts(None).map_err(DbError::io)?;
+        Ok(conn)
+    }
+
+    fn startup(&mut self, opts: &PgConnectOptions) -> Result<(), DbError> {
+        self.wbuf.clear();
+        wire::put_startup(
+            &mut self.wbuf,
+            &[
+                ("user", &opts.user),
+                ("database", &opts.dbname),
+                ("application_name", &opts.application_name),
+                ("client_encoding", "UTF8"),
+            ],
+        );
+        self.send()?;
+        let mut scram = None;
+        loop {
+            let (tag, range) = self.next_msg()?;
+            let body = &self.rbuf[range];
+            match tag {
+                b'R' => {
+                    let mut b = wire::Body(body);
+                    let code = b.i32()?;
+                    let data = b.0.to_vec();
+                    self.authenticate(code, &data, opts, &mut scram)?;
+                }
+                b'S' => {
+                    let mut b = wire::Body(body);
+                    if b.cstr()? == "server_version" {
+                        self.server_version = b.cstr()?.to_string();
+                    }
+                }
+                b'K' => self.pid = wire::Body(body).i32()?,
+                b'E' => return Err(wire::server_error(body).0),
+                b'Z' => return Ok(()),
+                _ => {} // NoticeResponse, NegotiateProtocolVersion
+            }
+        }
+    }
+
+    fn authenticate(
+        &mut self,
+        code: i32,
+        data: &[u8],
+        opts: &PgConnectOptions,
+        scram: &mut Option<sasl::ScramSha256>,
+    ) -> Result<(), DbError> {
+        let auth_err = |m: String| DbError::new(ErrorKind::Other, "28000", m);
+        let need_password = || {
+            opts.password.as_deref().ok_or_else(|| {
+                auth_err(format!(
+                    "server wants a password for user {} but the database URL has none; use postgres://user:password@host/db",
+                    opts.user
+                ))
+            })
+        };
+        let scram_err = |e: io::Error| auth_err(format!("SCRAM authentication failed: {e}"));
+        self.wbuf.clear();
+        let at = wire::begin(&mut self.wbuf, b'p');
+        match code {
+            0 => return Ok(()),
+            3 => wire::put_cstr(&mut self.wbuf, need_password()?.as_bytes()),
+            5 => {
+                let salt = data
+                    .get(..4)
+                    .ok_or_else(|| wire::protocol_error("short md5 salt"))?;
+                let hash = md5_hash(
+                    opts.user.as_bytes(),
+                    need_password()?.as_bytes(),
+                    salt.try_into().unwrap(),
+                );
+                wire::put_cstr(&mut self.wbuf, hash.as_bytes());
+            }
+            10 => {
+                let mut mechs = data.split(|&b| b == 0);
+                if !mechs.any(|m| m == sasl::SCRAM_SHA_256.as_bytes()) {
+                    return Err(auth_err(
+                        "server offers no SASL mechanism this client supports".into(),
+                    ));
+                }
+                let s = sasl::ScramSha256::new(
+                    need_password()?.as_bytes(),
+                    sasl::ChannelBinding::unsupported(),
+                );
+                wire::put_cstr(&mut self.wbuf, sasl::SCRAM_SHA_256.as_bytes());
+                self.wbuf
+                    .extend_from_slice(&(s.message().len() as u32).to_be_bytes());
+                self.wbuf.extend_from_slice(s.message());
+                *scram = Some(s);
+            }
+            11 | 12 => {
+                let s = scram
+                    .as_mut()
+                    .ok_or_else(|| wire::protocol_error("SASL message before SASL start"))?;
+                if code == 12 {
+                    return s.finish(data).map_err(scram_err);
+                }
+                s.update(data).map_err(scram_err)?;
+                self.wbuf.extend_from_slice(s.message());
+            }
+            _ => {
+                return Err(auth_err(format!(
+                    "unsupported authentication method (code {code}); use trust, password, md5 or scram-sha-256"
+                )));
+            }
+        }
+        wire::finish(&mut self.wbuf, at);
+        self.send()
+    }
+
+    /// Fails fast once the connection has been lost.
+    #[inline]
+    fn check_open(&self) -> Result<(), DbError> {
+        if self.broken {
+            return Err(DbError::new(
+                ErrorKind::Connection,
+                "",
+                "connection is closed after an earlier connection error",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes `wbuf` in one call.
+    #[inline]
+    fn send(&mut self) -> Result<(), DbError> {
+        self.stream.write_all(&self.wbuf).map_err(|e| {
+            self.broken = true;
+            DbError::io(e)
+        })
+    }
+
+    /// Returns the type and body range (in `rbuf`) of the next complete
+    /// message, reading from the socket only when none is buffered.
+    #[inline]
+    fn next_msg(&mut self) -> Result<(u8, Range<usize>), DbError> {
+        loop {
+            let avail = self.rend - self.rpos;
+            let mut need = 5;
+            if avail >= 5 {
+                let p = self.rpos;
+                let len = u32::from_be_bytes(self.rbuf[p + 1..p + 5].try_into().unwrap()) as usize;
+                if avail > len && len >= 4 {
+                    self.rpos = p + 1 + len;
+                    return Ok((self.rbuf[p], p + 5..p + 1 + len));
+                }
+                if !(4..=MAX_MESSAGE).contains(&len) {
+                    self.broken = true;
+                    return Err(wire::protocol_error("bad message length"));
+                }
+                need = 1 + len;
+            }
+            self.fill(need)?;
+        }
+    }
+
+    /// Moves a partial message to the front of `rbuf`, grows it when the
+    /// message needs more than its size, and reads whatever has arrived.
+    fn fill(&mut self, need: usize) -> Result<(), DbError> {
+        if self.rpos > 0 {
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+        }
+        if self.rbuf.len() < need {
+            self.rbuf.resize(need.next_power_of_two(), 0);
+        }
+        loop {
+            match self.stream.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) => {
+                    self.broken = true;
+                    return Err(DbError::new(
+                        ErrorKind::Connection,
+                        "",
+                        "connection closed by the server",
+                    ));
+                }
+                Ok(n) => {
+                    self.rend += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.broken = true;
+                    return Err(DbError::io(e));
+                }
+            }
+        }
+    }
+
+    /// Reads until ReadyForQuery and returns the rows of the last
+    /// CommandComplete tag, collecting into `sink` on the way. The first
+    /// server error wins; after a connection-level error the connection is
+    /// marked unusable.
+    fn finish_results(&mut self, mut sink: Sink<'_>) -> Result<u64, DbError> {
+        let r = self.read_results(&mut sink);
+        if let Err(e) = &r
+            && e.kind == ErrorKind::Connection
+        {
+            self.broken = true;
+        }
+        r
+    }
+
+    #[inline]
+    fn read_results(&mut self, sink: &mut Sink<'_>) -> Result<u64, DbError> {
+        let mut rows = 0;
+        let mut err: Option<DbError> = None;
+        loop {
+            let (tag, range) = match self.next_msg() {
+                Ok(m) => m,
+                Err(e) => {
+                    return Err(err.map_or(e, |d| DbError {
+                        kind: ErrorKind::Connection,
+                        ..d
+                    }));
+                }
+            };
+            let body = &self.rbuf[range];
+            match (tag, &mut *sink) {
+                (b'C', _) => rows = wire::tag_rows(body),
+                (b'D', Sink::Rows(out)) => out.push(wire::text_row(body)?),
+                (b'T', Sink::Rows(out)) => out.clear(),
+                (b't', Sink::ParamTypes(out)) => **out = wire::param_oids(body)?,
+                (b'E', _) => {
+                    let (mut e, fatal) = wire::server_error(body);
+                    if fatal || e.kind == ErrorKind::Connection {
+                        e.kind = ErrorKind::Connection;
+                        return Err(e);
+                    }
+                    err.get_or_insert(e);
+                }
+                (b'Z', _) => break,
+                (b'G', _) => {
+                    // COPY FROM STDIN: refuse, the server then reports an error.
+                    self.wbuf.clear();
+                    let at = wire::begin(&mut self.wbuf, b'f');
+                    wire::put_cstr(
+                        &mut self.wbuf,
+                        b"COPY FROM STDIN is not supported by this client",
+                    );
+                    wire::finish(&mut self.wbuf, at);
+                    self.send()?;
+                }
+                // DataRow we skip, Parse/BindComplete, NoData, notices,
+                // ParameterStatus, notifications, COPY OUT data.
+                _ => {}
+            }
+        }
+        err.map_or(Ok(rows), Err)
+    }
+
+    fn check_sql(sql: &str) -> Result<(), DbError> {
+        if sql.as_bytes().contains(&0) {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                "22021",
+                "SQL text contains a NUL byte",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Conn for PgConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        self.check_open()?;
+        Self::check_sql(sql)?;
+        let id = self.stmts.len();
+        let name = format!("s{id}");
+        self.wbuf.clear();
+        wire::put_prepare(&mut self.wbuf, &name, sql);
+        self.send()?;
+        let mut param_oids = Vec::new();
+        self.finish_results(Sink::ParamTypes(&mut param_oids))?;
+        self.stmts.push(Stmt { name, param_oids });
+        Ok(StmtId(id as u32))
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
+        self.check_open()?;
+        let Some(st) = self.stmts.get(stmt.0 as usize) else {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                "",
+                format!("statement {} was not prepared on this connection", stmt.0),
+            ));
+        };
+        if st.param_oids.len() != params.len() {
+            let msg = format!(
+                "statement {} takes {} parameters, got {}",
+                stmt.0,
+                st.param_oids.len(),
+                params.len()
+            );
+            return Err(DbError::new(ErrorKind::Other, "", msg));
+        }
+        self.wbuf.clear();
+        wire::put_bind(&mut self.wbuf, &st.name, &st.param_oids, params)?;
+        self.wbuf.extend_from_slice(wire::EXECUTE_SYNC);
+        self.send()?;
+        self.finish_results(Sink::Nothing)
+    }
+
+    fn execute_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        self.check_open()?;
+        Self::check_sql(sql)?;
+        self.wbuf.clear();
+        wire::put_query(&mut self.wbuf, sql);
+        self.send()?;
+        self.finish_results(Sink::Nothing)
+    }
+
+    fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError> {
+        self.check_open()?;
+        Self::check_sql(sql)?;
+        self.wbuf.clear();
+        wire::put_query(&mut self.wbuf, sql);
+        self.send()?;
+        let mut rows = Vec::new();
+        self.finish_results(Sink::Rows(&mut rows))?;
+        Ok(rows)
+    }
+}
+
+impl Drop for PgConn {
+    /// Says goodbye with Terminate, best-effort.
+    fn drop(&mut self) {
+        if !self.broken {
+            let _ = self.stream.write_all(wire::TERMINATE);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! tidemark: a database benchmark harness for finding performance differences
+//! between DBMS versions and configurations.
+//!
+//! The modules follow the data flow: [`plan`] (what to run) → [`server`]
+//! (provide the DBMS) → [`workload`] (what each step does) → [`runner`]
+//! (threads, timing, counters) → [`metrics`] (host facts and samplers) →
+//! [`store`] (the results database) → [`report`] (what a user reads).
+//! [`db`] holds the client connections the workloads drive.
+
+pub mod cli;
+pub mod db;
+pub mod metrics;
+pub mod orchestrate;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod server;
+pub mod store;
+pub mod util;
+pub mod workload;

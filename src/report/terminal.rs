@@ -1,0 +1,150 @@
+//! The summary `tidemark run` prints at its end: one line per reported test,
+//! grouped as the seeds group them, one QPS column per target.
+
+use std::fmt::Write as _;
+
+use crate::workload::Group;
+
+/// One test of one target, as the summary needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryRow {
+    pub name: String,
+    pub group: Option<Group>,
+    pub reported: bool,
+    pub qps: f64,
+    pub p99_us: u64,
+    pub errors: u64,
+    pub status: String,
+}
+
+/// Formats the summary for targets `labels[i]` with rows `rows[i]`. The
+/// first target is the base: later targets also show QPS relative to it.
+pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
+    let mut out = String::new();
+    let names_in_order = {
+        let mut v: Vec<(&str, Option<Group>)> = Vec::new();
+        for r in rows.iter().flatten().filter(|r| r.reported) {
+            if !v.iter().any(|(n, _)| *n == r.name) {
+                v.push((&r.name, r.group));
+            }
+        }
+        v
+    };
+    let width = names_in_order
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    for group in Group::ALL {
+        let names: Vec<&str> = names_in_order
+            .iter()
+            .filter(|(_, g)| *g == Some(group))
+            .map(|(n, _)| *n)
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{}", group.title());
+        let _ = write!(out, "  {:<width$}", "test");
+        for (i, l) in labels.iter().enumerate() {
+            let _ = write!(out, " {:>12}", truncate(l, 12));
+            if i > 0 {
+                let _ = write!(out, " {:>6}", "rel");
+            }
+        }
+        let _ = writeln!(out, " {:>10}", "p99 µs");
+        for name in names {
+            let _ = write!(out, "  {name:<width$}");
+            let base = find(&rows[0], name).map(|r| r.qps);
+            let mut last_p99 = 0;
+            for (i, target_rows) in rows.iter().enumerate() {
+                match find(target_rows, name) {
+                    Some(r) => {
+                        let mark = if r.errors > 0 || r.status != "ok" {
+                            "!"
+                        } else {
+                            " "
+                        };
+                        let _ = write!(out, " {:>11.0}{mark}", r.qps);
+                        if i > 0 {
+                            match base {
+                                Some(b) if b > 0.0 => {
+                                    let _ = write!(out, " {:>6.2}", r.qps / b);
+                                }
+                                _ => {
+                                    let _ = write!(out, " {:>6}", "-");
+                                }
+                            }
+                        }
+                        last_p99 = r.p99_us;
+                    }
+                    None => {
+                        let _ = write!(out, " {:>12}", "-");
+                        if i > 0 {
+                            let _ = write!(out, " {:>6}", "-");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, " {last_p99:>10}");
+        }
+    }
+    if rows
+        .iter()
+        .flatten()
+        .any(|r| r.errors > 0 || r.status != "ok")
+    {
+        let _ = writeln!(
+            out,
+            "\n! = the step had errors or did not finish; `tidemark export` shows why"
+        );
+    }
+    out
+}
+
+fn find<'a>(rows: &'a [SummaryRow], name: &str) -> Option<&'a SummaryRow> {
+    rows.iter().find(|r| r.name == name)
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, group: Group, qps: f64) -> SummaryRow {
+        SummaryRow {
+            name: name.into(),
+            group: Some(group),
+            reported: true,
+            qps,
+            p99_us: 250,
+            errors: 0,
+            status: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn groups_tests_and_shows_relative_qps() {
+        let a = vec![
+            row("point-query_range=100", Group::Point, 1000.0),
+            row("insert_range=100", Group::Write, 500.0),
+        ];
+        let b = vec![
+            row("point-query_range=100", Group::Point, 1100.0),
+            row("insert_range=100", Group::Write, 450.0),
+        ];
+        let s = summary(&["pg15".into(), "pg16".into()], &[a, b]);
+        assert!(s.contains("point queries"));
+        assert!(s.contains("writes"));
+        assert!(s.contains("1.10"), "{s}");
+        assert!(s.contains("0.90"), "{s}");
+        assert!(s.find("point queries").unwrap() < s.find("writes").unwrap());
+    }
+}

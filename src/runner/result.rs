@@ -1,0 +1,154 @@
+//! What executing one step produced: totals, per-second samples, per-client
+//! finish times and the merged latency histogram. The store writes these
+//! as they are; the report reads them back.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// How a step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Ran its full duration (or work) without errors.
+    Ok,
+    /// Ran to the end but some statements failed; `errors` says how many.
+    Errors,
+    /// Stopped early by Ctrl-C; what was measured until then is kept.
+    Interrupted,
+    /// Could not go on (server died, every client failed); `failure` says why.
+    Failed,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Ok => "ok",
+            StepStatus::Errors => "errors",
+            StepStatus::Interrupted => "interrupted",
+            StepStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StepStatus> {
+        Some(match s {
+            "ok" => StepStatus::Ok,
+            "errors" => StepStatus::Errors,
+            "interrupted" => StepStatus::Interrupted,
+            "failed" => StepStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// Counters for one second of the measured interval, summed over clients.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecondSample {
+    /// Seconds since the measured interval began (0-based).
+    pub sec: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// The largest single event latency seen in this second, microseconds.
+    pub max_latency_us: u64,
+}
+
+/// One client thread's share of the step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    pub client: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub errors: u64,
+    /// Seconds from the start of the measured interval to this client's last
+    /// event (the fairness table of fixed-work steps is built from it).
+    pub finish_secs: f64,
+}
+
+/// Latency percentiles of the merged histogram, microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub avg: f64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl LatencySummary {
+    pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            avg: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// Everything one step measured.
+#[derive(Clone, Debug)]
+pub struct StepResult {
+    pub status: StepStatus,
+    /// Why the step failed or stopped, or a note on what it means here.
+    pub failure: Option<String>,
+    /// Length of the measured interval (warm-up excluded), seconds.
+    pub secs: f64,
+    pub threads: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// The first few distinct error messages, for the user to read.
+    pub error_samples: Vec<String>,
+    /// Event latency, microseconds, merged over all clients.
+    pub histogram: Histogram<u64>,
+    pub per_second: Vec<SecondSample>,
+    pub clients: Vec<ClientResult>,
+    /// User + system CPU seconds of the client threads over the measured
+    /// interval (from getrusage per thread).
+    pub client_cpu_secs: f64,
+}
+
+impl StepResult {
+    /// Statements per second, counting BEGIN and COMMIT as sysbench does.
+    pub fn qps(&self) -> f64 {
+        per_sec(self.statements, self.secs)
+    }
+
+    /// Events (transactions) per second.
+    pub fn tps(&self) -> f64 {
+        per_sec(self.events, self.secs)
+    }
+
+    /// Rows returned or changed per second.
+    pub fn rows_per_sec(&self) -> f64 {
+        per_sec(self.rows, self.secs)
+    }
+
+    pub fn latency(&self) -> LatencySummary {
+        LatencySummary::from_histogram(&self.histogram)
+    }
+
+    /// Client CPU microseconds per statement.
+    pub fn client_cpu_us_per_statement(&self) -> Option<f64> {
+        (self.statements > 0).then(|| self.client_cpu_secs * 1e6 / self.statements as f64)
+    }
+}
+
+fn per_sec(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 { n as f64 / secs } else { 0.0 }
+}
+
+/// A new, empty latency histogram: 1 µs to 1 hour, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
+}

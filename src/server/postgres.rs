@@ -1,0 +1,632 @@
+//! A PostgreSQL server that tidemark starts itself, in its own data
+//! directory, on loopback.
+//!
+//! The default benchmark target is a private server, so results do not
+//! depend on whatever the host's own PostgreSQL has been tuned or loaded
+//! with. This module finds the binaries ([`find_bindir`]), composes
+//! `postgresql.conf` from the shipped base, a size profile and `-c`
+//! overrides ([`base_config`], [`compose_config`]), checks every input before
+//! the slow steps (port free, data directory usable, setting names and
+//! values known to this PostgreSQL), runs `initdb`, starts `postgres` through
+//! [`super::process`] and waits until it answers. [`ManagedPostgres`] stops
+//! the server on [`ManagedPostgres::stop`] and on drop, so it never outlives
+//! the run.
+
+mod binaries;
+mod config;
+
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use nix::sys::signal::Signal;
+
+use self::binaries::tool;
+pub use self::binaries::{PgBinaries, find_bindir, parse_version};
+use self::config::{NameCheck, check_config_values, probe_name, unknown_setting, unlisted_names};
+pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
+use super::TargetInfo;
+use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
+use crate::db::Conn;
+use crate::db::postgres::{PgConn, PgConnectOptions};
+
+/// The superuser `initdb` creates and tidemark connects as.
+pub const SUPERUSER: &str = "tidemark";
+/// How long a fast shutdown may take before [`ManagedPostgres::stop`]
+/// escalates (a shutdown checkpoint of a large buffer pool takes a while).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
+/// Where the data directory goes when tidemark runs as root and the server
+/// user cannot reach the requested one.
+pub const FALLBACK_ROOT: &str = "/var/tmp/tidemark";
+/// Longest unix socket path Linux accepts (`sun_path` minus the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Everything [`ManagedPostgres::start`] needs.
+#[derive(Clone, Debug)]
+pub struct ManagedPgOptions {
+    /// The binaries to run.
+    pub bindir: PgBinaries,
+    /// Data directory to create; must not exist or be empty.
+    pub datadir: PathBuf,
+    /// TCP port on 127.0.0.1; `None` picks a free one.
+    pub port: Option<u16>,
+    /// Name of the configuration (`quick`, `cx10b`), for the record.
+    pub config_name: String,
+    /// postgresql.conf text before tidemark's lines and the overrides.
+    pub base_config: String,
+    /// `-c name=value` overrides, in command-line order.
+    pub overrides: Vec<(String, String)>,
+    /// Database to create for the benchmark (e.g. `tidemark`).
+    pub dbname: String,
+    /// How long the server may take to accept connections.
+    pub start_timeout: Duration,
+}
+
+impl ManagedPgOptions {
+    /// Options for a shipped profile (see [`PROFILES`]) with a free port,
+    /// no overrides, database `tidemark` and a 60 s start timeout.
+    pub fn for_profile(bindir: PgBinaries, datadir: PathBuf, profile: &str) -> Result<Self> {
+        let base_config = base_config(profile).ok_or_else(|| {
+            anyhow!(
+                "unknown PostgreSQL profile '{profile}': use one of {}",
+                PROFILES.join(", ")
+            )
+        })?;
+        Ok(ManagedPgOptions {
+            bindir,
+            datadir,
+            port: None,
+            config_name: profile.to_string(),
+            base_config,
+            overrides: Vec::new(),
+            dbname: "tidemark".to_string(),
+            start_timeout: Duration::from_secs(60),
+        })
+    }
+}
+
+/// A running PostgreSQL server owned by tidemark; stopped on
+/// [`ManagedPostgres::stop`] or drop.
+#[derive(Debug)]
+pub struct ManagedPostgres {
+    server: ServerProcess,
+    /// Directories tidemark made outside the requested place (relocated
+    /// data directory, short socket directory), removed after the stop.
+    scratch: Scratch,
+    bin: PgBinaries,
+    datadir: PathBuf,
+    requested_datadir: PathBuf,
+    port: u16,
+    socket_dir: PathBuf,
+    config_name: String,
+    config_text: String,
+    dbname: String,
+    user: ServerUser,
+    stopped: bool,
+}
+
+impl ManagedPostgres {
+    /// Validates `opts`, creates and initialises the data directory, starts
+    /// the server, waits until it answers and creates the database.
+    pub fn start(opts: ManagedPgOptions) -> Result<ManagedPostgres> {
+        let bin = &opts.bindir;
+        check_override_syntax(&opts.overrides)?;
+        let port = choose_port(opts.port)?;
+        let user = ServerUser::detect("postgres")?;
+        if let Some(dir) = user.blocked_ancestor(&bin.program("postgres")) {
+            bail!(
+                "the PostgreSQL binaries in {} cannot be run by user '{}' ({} is not searchable \
+                 for it): use binaries installed where '{}' can reach them",
+                bin.bindir.display(),
+                user.name(),
+                dir.display(),
+                user.name()
+            );
+        }
+        let requested = checked_datadir_path(&opts.datadir)?;
+        let unlisted = unlisted_names(bin, &user, &opts.overrides)?;
+
+        // Create the data directory, then the remaining name checks.
+        let mut scratch = Scratch::default();
+        let datadir = create_datadir(&requested, &user, &mut scratch)?;
+        let mut unsure = Vec::new();
+        for (name, value) in unlisted {
+            match probe_name(bin, &user, &datadir, &name, true) {
+                NameCheck::Known => {}
+                NameCheck::Unknown => bail!(unknown_setting(bin, &name, &value)),
+                NameCheck::Unsure => unsure.push((name, value)),
+            }
+        }
+        run_initdb(
+            bin,
+            &user,
+            &datadir,
+            &sibling_file(&requested, "initdb.log"),
+        )?;
+        for (name, value) in &unsure {
+            if probe_name(bin, &user, &datadir, name, false) != NameCheck::Known {
+                bail!(unknown_setting(bin, name, value));
+            }
+        }
+
+        // Write the configuration and let the server binary check it.
+        let socket_dir = socket_dir_for(&datadir, port, &user, &mut scratch)?;
+        let socket_str = socket_dir.to_str().context("socket path is not UTF-8")?;
+        let config_text = compose_config(&opts.base_config, port, socket_str, &opts.overrides);
+        let conf_path = datadir.join("postgresql.conf");
+        std::fs::write(&conf_path, &config_text)
+            .with_context(|| format!("cannot write {}", conf_path.display()))?;
+        user.chown_tree(&conf_path)?;
+        check_config_values(bin, &user, &datadir, &conf_path)?;
+
+        // Start the postmaster and wait for it.
+        let mut cmd = tool(bin, "postgres", &user);
+        cmd.arg("-D").arg(&datadir);
+        let spawn = SpawnOptions {
+            name: "postgres".to_string(),
+            log: sibling_file(&requested, "log"),
+            user: user.clone(),
+            stop_signal: Signal::SIGINT,
+            drop_grace: SHUTDOWN_GRACE,
+        };
+        let mut pg = ManagedPostgres {
+            server: ServerProcess::spawn(cmd, spawn)?,
+            scratch,
+            bin: bin.clone(),
+            datadir,
+            requested_datadir: requested,
+            port,
+            socket_dir,
+            config_name: opts.config_name.clone(),
+            config_text,
+            dbname: opts.dbname.clone(),
+            user,
+            stopped: false,
+        };
+        pg.wait_ready(opts.start_timeout)?;
+        pg.create_database()?;
+        Ok(pg)
+    }
+
+    /// Polls until `SELECT 1` works, the server exits, or `timeout` passes.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut opts = self.connect_options();
+        opts.dbname = "postgres".to_string();
+        loop {
+            let log = self.server.log_path().to_path_buf();
+            if let Some(status) = self.server.exit_status() {
+                bail!(
+                    "PostgreSQL exited during startup ({status}); last lines of {}:\n{}",
+                    log.display(),
+                    log_tail(&log, 20)
+                );
+            }
+            let err = match PgConn::connect(&opts).and_then(|mut c| c.query_text("SELECT 1")) {
+                Ok(_) => return Ok(()),
+                Err(err) => err,
+            };
+            if Instant::now() >= deadline {
+                bail!(
+                    "PostgreSQL did not accept connections within {} s (last error: {err}); \
+                     last lines of {}:\n{}",
+                    timeout.as_secs(),
+                    log.display(),
+                    log_tail(&log, 20)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn create_database(&mut self) -> Result<()> {
+        let mut opts = self.connect_options();
+        opts.dbname = "postgres".to_string();
+        let mut conn =
+            PgConn::connect(&opts).map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
+        let name = self.dbname.replace('\'', "''");
+        let exists = format!("SELECT 1 FROM pg_database WHERE datname = '{name}'");
+        let rows = conn
+            .query_text(&exists)
+            .map_err(|e| anyhow!("{exists}: {e}"))?;
+        if rows.is_empty() {
+            let create = format!("CREATE DATABASE \"{}\"", self.dbname.replace('"', "\"\""));
+            conn.execute_text(&create)
+                .map_err(|e| anyhow!("{create}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
+    /// benchmark database).
+    pub fn connect_options(&self) -> PgConnectOptions {
+        PgConnectOptions {
+            host: "127.0.0.1".to_string(),
+            port: self.port,
+            user: SUPERUSER.to_string(),
+            password: None,
+            dbname: self.dbname.clone(),
+            application_name: "tidemark".to_string(),
+        }
+    }
+
+    /// Connection options over the server's unix socket.
+    pub fn socket_options(&self) -> PgConnectOptions {
+        PgConnectOptions {
+            host: self.socket_dir.to_string_lossy().into_owned(),
+            ..self.connect_options()
+        }
+    }
+
+    /// What the store records about this server (queries the server).
+    /// `settings` holds what the configuration set, as `SHOW` prints it
+    /// (`256MB`, not `32768`); session and per-connection values and the
+    /// file paths the server derives itself are left out.
+    pub fn info(&self, spec: &str, label: &str) -> Result<TargetInfo> {
+        let mut conn = PgConn::connect(&self.connect_options())
+            .map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
+        let mut one = |sql: &str| -> Result<String> {
+            let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+            rows.into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next().flatten())
+                .context(sql.to_string())
+        };
+        let version = one("SELECT version()")?;
+        let server_version = one("SHOW server_version")?;
+        let version_number = server_version
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let sql = "SELECT name, current_setting(name) FROM pg_settings \
+                   WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
+        let settings = conn
+            .query_text(sql)
+            .map_err(|e| anyhow!("{sql}: {e}"))?
+            .into_iter()
+            .filter_map(|row| {
+                let mut cols = row.into_iter();
+                Some((cols.next()??, cols.next()?.unwrap_or_default()))
+            })
+            .collect();
+        let mut extra = serde_json::json!({
+            "bindir": self.bin.bindir,
+            "source": self.bin.source,
+            "binary_version": self.bin.version,
+            "datadir": self.datadir,
+            "port": self.port,
+            "socket_dir": self.socket_dir,
+            "server_user": self.user.name(),
+            "log": self.server.log_path(),
+        });
+        if self.datadir != self.requested_datadir {
+            extra["requested_datadir"] = serde_json::json!(self.requested_datadir);
+        }
+        Ok(TargetInfo {
+            spec: spec.to_string(),
+            label: label.to_string(),
+            dbms: "postgres".to_string(),
+            version,
+            version_number,
+            config_name: Some(self.config_name.clone()),
+            config_text: self.config_text.clone(),
+            settings,
+            managed: true,
+            extra,
+        })
+    }
+
+    /// The postmaster's pid.
+    pub fn pid(&self) -> u32 {
+        self.server.pid()
+    }
+
+    /// The data directory in use (absolute). It differs from the requested
+    /// one only when tidemark runs as root and the server user could not
+    /// reach that (see [`FALLBACK_ROOT`]); such a directory is removed when
+    /// the server stops.
+    pub fn datadir(&self) -> &Path {
+        &self.datadir
+    }
+
+    /// The TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server log file (beside the requested data directory).
+    pub fn log_path(&self) -> &Path {
+        self.server.log_path()
+    }
+
+    /// The postgresql.conf text tidemark wrote.
+    pub fn config_text(&self) -> &str {
+        &self.config_text
+    }
+
+    /// The binaries this server runs.
+    pub fn binaries(&self) -> &PgBinaries {
+        &self.bin
+    }
+
+    /// Whether the postmaster is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.server.is_running()
+    }
+
+    /// Fast shutdown: SIGINT, up to 60 s, then SIGQUIT and SIGKILL. The
+    /// server is gone afterwards even when this returns an error (it had
+    /// crashed before, or needed to be forced). Calling it again is a no-op.
+    pub fn stop(&mut self) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
+        let outcome = self.server.stop(Signal::SIGINT, SHUTDOWN_GRACE);
+        self.scratch.remove();
+        let log = self.server.log_path();
+        match outcome {
+            StopOutcome::Stopped(_) => Ok(()),
+            StopOutcome::AlreadyExited(status) => bail!(
+                "PostgreSQL (pid {}) had already exited ({status}) before tidemark stopped it; \
+                 last lines of {}:\n{}",
+                self.server.pid(),
+                log.display(),
+                log_tail(log, 20)
+            ),
+            StopOutcome::Forced(signal, _) => bail!(
+                "PostgreSQL (pid {}) did not shut down within {} s of SIGINT and was stopped \
+                 with {signal}; see {}",
+                self.server.pid(),
+                SHUTDOWN_GRACE.as_secs(),
+                log.display()
+            ),
+        }
+    }
+}
+
+impl Drop for ManagedPostgres {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Directories to remove when the server is gone (or the start failed).
+#[derive(Debug, Default)]
+struct Scratch(Vec<PathBuf>);
+
+impl Scratch {
+    fn remove(&mut self) {
+        for dir in self.0.drain(..) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// `port` if 127.0.0.1 has it free, or any free port.
+fn choose_port(port: Option<u16>) -> Result<u16> {
+    match port {
+        Some(port) => match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(_) => Ok(port),
+            Err(_) => bail!(
+                "port {port} on 127.0.0.1 is already in use: pass another --port, or omit it \
+                 to pick a free one"
+            ),
+        },
+        None => Ok(TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .context("cannot find a free port on 127.0.0.1")?
+            .port()),
+    }
+}
+
+/// The requested data directory as an absolute UTF-8 path whose parent
+/// exists; it must be new or empty.
+fn checked_datadir_path(datadir: &Path) -> Result<PathBuf> {
+    let name = datadir
+        .file_name()
+        .with_context(|| format!("data directory {} has no final name", datadir.display()))?;
+    let parent = match datadir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let datadir = parent.canonicalize()?.join(name);
+    if datadir.to_str().is_none() {
+        bail!("data directory path {} is not UTF-8", datadir.display());
+    }
+    if datadir.exists() {
+        let mut entries = std::fs::read_dir(&datadir).with_context(|| {
+            format!(
+                "data directory {} is not a readable directory",
+                datadir.display()
+            )
+        })?;
+        if entries.next().is_some() {
+            bail!(
+                "data directory {} exists and is not empty: tidemark initialises a fresh one, \
+                 pass a new path",
+                datadir.display()
+            );
+        }
+    }
+    Ok(datadir)
+}
+
+/// Creates the data directory (mode 0700, owned by the server user). When
+/// the server user cannot reach `requested` (tidemark runs as root and a
+/// parent is private), uses a fresh directory under [`FALLBACK_ROOT`]
+/// instead, says so on stderr and registers it in `scratch`.
+fn create_datadir(requested: &Path, user: &ServerUser, scratch: &mut Scratch) -> Result<PathBuf> {
+    let make = |dir: &Path| std::fs::DirBuilder::new().mode(0o700).create(dir);
+    let Some(blocked) = user.blocked_ancestor(requested) else {
+        if !requested.exists() {
+            make(requested)
+                .with_context(|| format!("cannot create data directory {}", requested.display()))?;
+        }
+        user.chown_tree(requested)?;
+        return Ok(requested.to_path_buf());
+    };
+    let unreachable = || {
+        anyhow!(
+            "the PostgreSQL server runs as user '{}', which cannot enter {}: choose a results \
+             directory '{}' can reach, e.g. under /tmp or /var/tmp",
+            user.name(),
+            blocked.display(),
+            user.name()
+        )
+    };
+    let root = Path::new(FALLBACK_ROOT);
+    if !root.exists() {
+        std::fs::create_dir_all(root).map_err(|_| unreachable())?;
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(root, mode).map_err(|_| unreachable())?;
+    }
+    let name = requested.file_name().unwrap_or_default().to_string_lossy();
+    for n in 0..1000 {
+        let dir = root.join(format!("{name}-{}-{n}", std::process::id()));
+        match make(&dir) {
+            Ok(()) => {
+                scratch.0.push(dir.clone());
+                if user.blocked_ancestor(&dir).is_some() {
+                    return Err(unreachable());
+                }
+                user.chown_tree(&dir)?;
+                eprintln!(
+                    "tidemark: user '{}' cannot enter {}, so the PostgreSQL data directory is {} \
+                     (removed when the server stops)",
+                    user.name(),
+                    blocked.display(),
+                    dir.display()
+                );
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(_) => return Err(unreachable()),
+        }
+    }
+    Err(unreachable())
+}
+
+/// Runs initdb; its output goes to `log`, which the error names.
+fn run_initdb(bin: &PgBinaries, user: &ServerUser, datadir: &Path, log: &Path) -> Result<()> {
+    let mut initdb = tool(bin, "initdb", user);
+    initdb.arg("-D").arg(datadir).args([
+        "-U",
+        SUPERUSER,
+        "--auth=trust",
+        "--encoding=UTF8",
+        "--locale=C",
+    ]);
+    let status = initdb
+        .stdout(log_file(log)?)
+        .stderr(log_file(log)?)
+        .status()
+        .context("cannot run initdb")?;
+    if !status.success() {
+        bail!(
+            "initdb of {} failed ({status}); its output is in {}:\n{}",
+            datadir.display(),
+            log.display(),
+            log_tail(log, 10)
+        );
+    }
+    Ok(())
+}
+
+/// `<parent>/<datadir name>.<suffix>`: logs live beside the data directory.
+fn sibling_file(datadir: &Path, suffix: &str) -> PathBuf {
+    let name = datadir.file_name().unwrap_or_default().to_string_lossy();
+    datadir.with_file_name(format!("{name}.{suffix}"))
+}
+
+fn log_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// The data directory as socket directory, unless the socket path would be
+/// too long; then a fresh directory under /tmp, registered in `scratch`.
+fn socket_dir_for(
+    datadir: &Path,
+    port: u16,
+    user: &ServerUser,
+    scratch: &mut Scratch,
+) -> Result<PathBuf> {
+    let socket_name = format!("/.s.PGSQL.{port}");
+    if datadir.as_os_str().len() + socket_name.len() <= MAX_SOCKET_PATH {
+        return Ok(datadir.to_path_buf());
+    }
+    for n in 0..1000 {
+        let dir = PathBuf::from(format!(
+            "/tmp/tidemark-pg-{}-{port}-{n}",
+            std::process::id()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {
+                scratch.0.push(dir.clone());
+                user.chown_tree(&dir)?;
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+        }
+    }
+    bail!("cannot create a socket directory under /tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_sit_beside_the_data_directory() {
+        let log = sibling_file(Path::new("/r/pg.quick"), "log");
+        assert_eq!(log, Path::new("/r/pg.quick.log"));
+        let initdb = sibling_file(Path::new("/r/data"), "initdb.log");
+        assert_eq!(initdb, Path::new("/r/data.initdb.log"));
+    }
+
+    #[test]
+    fn data_directory_must_be_new_or_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = checked_datadir_path(&dir.path().join("a/b/data")).unwrap();
+        assert!(fresh.is_absolute() && fresh.ends_with("a/b/data"));
+        assert!(fresh.parent().unwrap().is_dir());
+        std::fs::create_dir(&fresh).unwrap();
+        assert_eq!(checked_datadir_path(&fresh).unwrap(), fresh);
+        std::fs::write(fresh.join("PG_VERSION"), "15").unwrap();
+        let err = checked_datadir_path(&fresh).unwrap_err().to_string();
+        assert!(err.ends_with(
+            "exists and is not empty: tidemark initialises a fresh one, pass a new path"
+        ));
+    }
+
+    #[test]
+    fn short_socket_dir_only_for_long_paths() {
+        let mut scratch = Scratch::default();
+        let short = Path::new("/tmp/x/data");
+        let dir = socket_dir_for(short, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        assert_eq!(dir, short);
+        let long = PathBuf::from(format!("/tmp/{}", "d".repeat(100)));
+        let dir = socket_dir_for(&long, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        assert!(dir.starts_with("/tmp") && dir.is_dir(), "{}", dir.display());
+        scratch.remove();
+        assert!(!dir.exists());
+    }
+}

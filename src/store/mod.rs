@@ -1,0 +1,144 @@
+//! The results database: every run, target and step tidemark measured, in
+//! one SQLite file, `results.db`, in the results directory.
+//!
+//! The store exists so that measuring and reporting are separate: `tidemark
+//! run` writes each step as it finishes, and the report, the export and the
+//! `runs` listing read only from here. Each step is written in one
+//! transaction, so Ctrl-C or a crash keeps every finished step and never
+//! half of one. The schema is versioned ([`schema`]); the file is meant to be
+//! kept, copied and compared for years.
+//!
+//! Writing is in [`write`](mod@write), reading in [`read`], the JSON and CSV exports in
+//! [`export`].
+
+pub mod export;
+pub mod read;
+pub mod schema;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::metrics::host::HostFacts;
+
+pub use export::{export_csv, export_json};
+pub use read::{RunRecord, RunSummary, StepRecord, TargetRecord, format_runs_table};
+pub use schema::SCHEMA_VERSION;
+pub use write::{decode_histogram, encode_histogram};
+
+/// File name of the database inside the results directory.
+pub const DB_FILE: &str = "results.db";
+
+/// Values of `runs.status`: `running` from [`Store::begin_run`] until
+/// [`Store::finish_run`] sets one of the others. A run left `running` with no
+/// `finished_at` was cut short by a crash.
+pub const RUN_STATUSES: [&str; 4] = ["running", "finished", "interrupted", "failed"];
+
+/// Values of `targets.status`: `running` from [`Store::add_target`] until
+/// [`Store::set_target_status`] sets one of the others.
+pub const TARGET_STATUSES: [&str; 5] = ["running", "finished", "interrupted", "failed", "skipped"];
+
+/// How long a writer waits for another process's write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the store records about a run when it begins.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunInfo {
+    /// RFC 3339 UTC ([`crate::util::time::now_rfc3339`]).
+    pub started_at: String,
+    /// The command line as the user typed it, for reproducing the run.
+    pub command_line: String,
+    /// The tidemark version that ran it.
+    pub tidemark_version: String,
+    /// Named profile (`quick`, `full`…).
+    pub profile: String,
+    /// `sysbench` or `ibench`.
+    pub suite: String,
+    /// Parameters that shaped the run (durations, tables, rows, threads…).
+    pub params: serde_json::Value,
+    pub host: HostFacts,
+}
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+    dir: PathBuf,
+}
+
+impl Store {
+    /// Opens the results database in `results_dir`, creating the directory
+    /// and `results.db` if needed and migrating the schema to this build's.
+    pub fn open(results_dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(results_dir)
+            .with_context(|| format!("creating results directory {}", results_dir.display()))?;
+        Store::connect(results_dir, OpenFlags::default())
+    }
+
+    /// Opens an existing results database, for the verbs that only read
+    /// (`runs`, `report`, `export`); fails if `results_dir` has none.
+    ///
+    /// A database from an older build is migrated, since the read code
+    /// expects the current schema; a current one is not written to.
+    pub fn open_existing(results_dir: &Path) -> Result<Store> {
+        if !results_dir.join(DB_FILE).is_file() {
+            bail!(
+                "no results in {}: run `tidemark run` first or pass --results DIR",
+                results_dir.display()
+            );
+        }
+        Store::connect(
+            results_dir,
+            OpenFlags::default().difference(OpenFlags::SQLITE_OPEN_CREATE),
+        )
+    }
+
+    fn connect(dir: &Path, flags: OpenFlags) -> Result<Store> {
+        let path = dir.join(DB_FILE);
+        let what = || format!("opening {}", path.display());
+        let mut conn = Connection::open_with_flags(&path, flags).with_context(what)?;
+        conn.busy_timeout(BUSY_TIMEOUT).with_context(what)?;
+        // WAL: readers (a report) never block the writer (a run), and a
+        // commit is one append. NORMAL: a commit survives a crash of
+        // tidemark; only a power loss may drop the last few.
+        // A filesystem without shared memory (some network mounts) keeps
+        // the rollback journal: still correct, only slower, so the mode the
+        // pragma reports is not checked.
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .with_context(what)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .with_context(what)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .with_context(what)?;
+        schema::migrate(&mut conn, dir)?;
+        Ok(Store {
+            conn,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The results directory this store lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The schema version of the open database (always [`SCHEMA_VERSION`]
+    /// once open).
+    pub fn schema_version(&self) -> Result<u32> {
+        schema::current_version(&self.conn, &self.dir)
+    }
+
+    /// The one-line error for a run id that is not stored.
+    fn unknown_run(&self, id: i64) -> anyhow::Error {
+        anyhow!(
+            "no run {id} in {}: `tidemark runs` lists the stored runs",
+            self.dir.display()
+        )
+    }
+}

@@ -1,0 +1,219 @@
+//! The versioned schema of `results.db` and the migrations between versions.
+//!
+//! `results.db` outlives any one build of tidemark: results from last year
+//! must load in this year's report. So the schema only moves forward, by an
+//! ordered list of SQL scripts; `meta.schema_version` says how many of them a
+//! database has had. A build opening a database from a newer build refuses
+//! with a clear message rather than misreading it.
+//!
+//! Rules for changing the schema: never edit a published script, append a
+//! new one. Planned next: per-second host metrics (`step_host_seconds`) and
+//! step summary metrics (`step_metrics`) as new tables keyed by `steps.id`.
+//!
+//! Enumerated text columns (statuses, groups) are validated by tidemark, not
+//! by CHECK constraints, so that a later version can add a value without
+//! rebuilding a table (SQLite cannot alter a constraint in place).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// Schema version 1: runs, targets, steps and what each step measured.
+const V1: &str = r#"
+-- Facts about the database itself; `schema_version` is the number of
+-- migrations applied.
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- One invocation of `tidemark run`. AUTOINCREMENT: ids are what users type
+-- (`tidemark report 42`), so a deleted run's id is never reused.
+CREATE TABLE runs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at       TEXT NOT NULL,          -- RFC 3339 UTC
+    finished_at      TEXT,                   -- NULL while running or after a crash
+    status           TEXT NOT NULL,          -- running | finished | interrupted | failed
+    command_line     TEXT NOT NULL,
+    tidemark_version TEXT NOT NULL,          -- the build that ran it
+    profile          TEXT NOT NULL,
+    suite            TEXT NOT NULL,
+    params_json      TEXT NOT NULL,          -- run parameters (JSON)
+    host_json        TEXT NOT NULL           -- metrics::host::HostFacts (JSON)
+);
+
+-- A database server (DBMS, version, configuration) a run measured, in the
+-- order the user listed them.
+CREATE TABLE targets (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,         -- 0-based order within the run
+    spec           TEXT NOT NULL,            -- as the user wrote it
+    label          TEXT NOT NULL,
+    dbms           TEXT NOT NULL,
+    version        TEXT NOT NULL,            -- SELECT version()
+    version_number TEXT NOT NULL,            -- e.g. 15.18
+    config_name    TEXT,
+    config_text    TEXT NOT NULL,
+    settings_json  TEXT NOT NULL,            -- [[name, value], ...] in server order
+    managed        INTEGER NOT NULL CHECK (managed IN (0, 1)),
+    extra_json     TEXT NOT NULL,
+    status         TEXT NOT NULL,            -- running | finished | interrupted | failed | skipped
+    failure        TEXT,
+    UNIQUE (run_id, position)
+);
+
+-- One measured step on one target, with its totals and latency summary
+-- denormalised for queries; the merged histogram keeps the full shape.
+CREATE TABLE steps (
+    id                 INTEGER PRIMARY KEY,
+    target_id          INTEGER NOT NULL REFERENCES targets (id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,     -- execution order within the target
+    suite              TEXT NOT NULL,
+    name               TEXT NOT NULL,
+    test               TEXT NOT NULL,
+    "range"            INTEGER,
+    grp                TEXT,                 -- workload::Group::as_str
+    reported           INTEGER NOT NULL CHECK (reported IN (0, 1)),
+    note               TEXT,
+    params_json        TEXT NOT NULL,
+    status             TEXT NOT NULL,        -- runner::result::StepStatus::as_str
+    failure            TEXT,
+    started_at         TEXT NOT NULL,        -- RFC 3339 UTC
+    secs               REAL NOT NULL,        -- measured interval
+    threads            INTEGER NOT NULL,
+    events             INTEGER NOT NULL,
+    statements         INTEGER NOT NULL,
+    rows               INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    retries            INTEGER NOT NULL,
+    qps                REAL NOT NULL,
+    tps                REAL NOT NULL,
+    rows_per_sec       REAL NOT NULL,
+    lat_avg_us         REAL NOT NULL,
+    lat_p50_us         INTEGER NOT NULL,
+    lat_p95_us         INTEGER NOT NULL,
+    lat_p99_us         INTEGER NOT NULL,
+    lat_p999_us        INTEGER NOT NULL,
+    lat_max_us         INTEGER NOT NULL,
+    client_cpu_secs    REAL NOT NULL,
+    error_samples_json TEXT NOT NULL,        -- ["message", ...]
+    histogram          BLOB,                 -- HdrHistogram V2 serialization, µs
+    UNIQUE (target_id, seq)
+);
+
+-- Counters for each second of a step's measured interval.
+CREATE TABLE step_seconds (
+    step_id        INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    sec            INTEGER NOT NULL,
+    events         INTEGER NOT NULL,
+    statements     INTEGER NOT NULL,
+    rows           INTEGER NOT NULL,
+    errors         INTEGER NOT NULL,
+    retries        INTEGER NOT NULL,
+    max_latency_us INTEGER NOT NULL,
+    PRIMARY KEY (step_id, sec)
+) WITHOUT ROWID;
+
+-- Each client thread's share of a step.
+CREATE TABLE step_clients (
+    step_id     INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    client      INTEGER NOT NULL,
+    events      INTEGER NOT NULL,
+    statements  INTEGER NOT NULL,
+    errors      INTEGER NOT NULL,
+    finish_secs REAL NOT NULL,
+    PRIMARY KEY (step_id, client)
+) WITHOUT ROWID;
+
+-- Query plans captured for a step's statements (rowid keeps their order).
+CREATE TABLE step_plans (
+    step_id   INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    statement TEXT NOT NULL,
+    plan_text TEXT NOT NULL,
+    PRIMARY KEY (step_id, statement)
+);
+"#;
+
+/// The migration scripts, oldest first; script `i` takes a database from
+/// schema `i` to schema `i + 1`.
+const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Brings the database up to [`SCHEMA_VERSION`], or refuses if it is newer.
+///
+/// A database that is already current is only read, so read-only verbs do
+/// not take the write lock.
+pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
+    let found = current_version(conn, dir)?;
+    check_not_newer(found, dir)?;
+    if found == SCHEMA_VERSION {
+        return Ok(found);
+    }
+    // IMMEDIATE: two tidemarks opening a new directory at once must not
+    // both run the scripts.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = current_version(&tx, dir)?;
+    check_not_newer(found, dir)?;
+    for (i, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let to = i + 1;
+        tx.execute_batch(script)
+            .with_context(|| format!("migrating results.db in {} to schema {to}", dir.display()))?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [to.to_string()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(SCHEMA_VERSION)
+}
+
+fn check_not_newer(found: u32, dir: &Path) -> Result<()> {
+    if found > SCHEMA_VERSION {
+        bail!(
+            "results.db in {} was written by a newer tidemark (schema {found}, this build knows {SCHEMA_VERSION}): upgrade tidemark",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// The schema version recorded in the database; 0 for a new, empty one.
+pub(super) fn current_version(conn: &Connection, dir: &Path) -> Result<u32> {
+    let table_count = |filter: &str| -> rusqlite::Result<i64> {
+        conn.query_row(
+            &format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND {filter}"),
+            [],
+            |r| r.get(0),
+        )
+    };
+    if table_count("name = 'meta'")? == 0 {
+        if table_count("name NOT LIKE 'sqlite_%'")? > 0 {
+            bail!(
+                "results.db in {} is not a tidemark results database",
+                dir.display()
+            );
+        }
+        return Ok(0);
+    }
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match value {
+        None => bail!("results.db in {} has no schema_version", dir.display()),
+        Some(v) => v.trim().parse().with_context(|| {
+            format!(
+                "results.db in {} has a malformed schema_version {v:?}",
+                dir.display()
+            )
+        }),
+    }
+}

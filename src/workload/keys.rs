@@ -1,0 +1,224 @@
+//! Key and value generators for the workloads: uniform and zipfian keys with
+//! sysbench's semantics, and sysbench's `c`/`pad` strings written in place.
+//!
+//! Every client thread owns one [`KeyGen`] seeded from the run seed and its
+//! client number, so a run is reproducible and the hot path never locks.
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+/// How keys are drawn from `1..=n`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyDist {
+    Uniform,
+    /// sysbench's `--rand-type=zipfian` with the given exponent
+    /// (`--rand-zipfian-exp`, 0.8 by default).
+    Zipfian(f64),
+}
+
+/// sysbench's default zipfian exponent.
+pub const SYSBENCH_ZIPF_EXP: f64 = 0.8;
+
+/// A per-thread random source for keys, table choice and string values.
+pub struct KeyGen {
+    rng: SmallRng,
+    zipf: Option<Zipf>,
+}
+
+impl KeyGen {
+    /// A generator for keys in `1..=n` with the given distribution.
+    pub fn new(seed: u64, dist: KeyDist, n: u64) -> KeyGen {
+        let zipf = match dist {
+            KeyDist::Uniform => None,
+            KeyDist::Zipfian(s) => Some(Zipf::new(n.max(1), s)),
+        };
+        KeyGen {
+            rng: SmallRng::seed_from_u64(seed),
+            zipf,
+        }
+    }
+
+    /// A key in `1..=n` from the configured distribution.
+    #[inline]
+    pub fn key(&mut self, n: u64) -> i64 {
+        match &self.zipf {
+            Some(z) => z.sample(&mut self.rng) as i64,
+            None => self.uniform(1, n as i64),
+        }
+    }
+
+    /// A uniform integer in `lo..=hi`.
+    #[inline]
+    pub fn uniform(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            return lo;
+        }
+        self.rng.random_range(lo..=hi)
+    }
+
+    /// A uniform float in `[0, 1)`.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        self.rng.random()
+    }
+
+    /// Overwrites `buf` with sysbench's value format: groups of 11 random
+    /// digits joined by `-` (`c` is 119 bytes: 10 groups; `pad` is 59: 5).
+    #[inline]
+    pub fn fill_digits(&mut self, buf: &mut [u8]) {
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = if i % 12 == 11 {
+                b'-'
+            } else {
+                b'0' + self.rng.random_range(0..10u8)
+            };
+        }
+    }
+}
+
+/// Length of the `c` column value (sysbench's `###########-` × 10 minus the trailing dash).
+pub const C_LEN: usize = 119;
+/// Length of the `pad` column value.
+pub const PAD_LEN: usize = 59;
+
+/// The zipfian sampler sysbench uses: rejection-inversion sampling
+/// (Hörmann and Derflinger, 1996) over `1..=n` with exponent `s`.
+#[derive(Clone, Debug)]
+struct Zipf {
+    n: f64,
+    s: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    threshold: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, s: f64) -> Zipf {
+        let n = n as f64;
+        let h_integral_x1 = h_integral(1.5, s) - 1.0;
+        let h_integral_n = h_integral(n + 0.5, s);
+        let threshold = 2.0 - h_integral_inv(h_integral(2.5, s) - h(2.0, s), s);
+        Zipf {
+            n,
+            s,
+            h_integral_x1,
+            h_integral_n,
+            threshold,
+        }
+    }
+
+    fn sample(&self, rng: &mut SmallRng) -> u64 {
+        loop {
+            let r: f64 = rng.random();
+            let u = self.h_integral_n + r * (self.h_integral_x1 - self.h_integral_n);
+            let x = h_integral_inv(u, self.s);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.threshold || u >= h_integral(k + 0.5, self.s) - h(k, self.s) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// The (unnormalised) density `x^-s`.
+fn h(x: f64, s: f64) -> f64 {
+    (-s * x.ln()).exp()
+}
+
+/// An antiderivative of `h`: `(x^(1-s) - 1) / (1-s)`, or `ln x` when `s = 1`.
+fn h_integral(x: f64, s: f64) -> f64 {
+    let log_x = x.ln();
+    expm1_over_x((1.0 - s) * log_x) * log_x
+}
+
+/// The inverse of [`h_integral`].
+fn h_integral_inv(x: f64, s: f64) -> f64 {
+    let t = (x * (1.0 - s)).max(-1.0);
+    (log1p_over_x(t) * x).exp()
+}
+
+/// `(e^x - 1) / x`, continuous at 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+
+/// `ln(1 + x) / x`, continuous at 0.
+fn log1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_keys_cover_the_range_and_stay_inside_it() {
+        let mut g = KeyGen::new(7, KeyDist::Uniform, 10);
+        let mut seen = [0u32; 11];
+        for _ in 0..10_000 {
+            let k = g.key(10);
+            assert!((1..=10).contains(&k));
+            seen[k as usize] += 1;
+        }
+        assert!(seen[1..].iter().all(|&c| c > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn zipfian_keys_are_skewed_like_the_distribution() {
+        let n = 1000u64;
+        let mut g = KeyGen::new(3, KeyDist::Zipfian(SYSBENCH_ZIPF_EXP), n);
+        let draws = 200_000;
+        let mut counts = vec![0u64; n as usize + 1];
+        for _ in 0..draws {
+            let k = g.key(n);
+            assert!((1..=n as i64).contains(&k));
+            counts[k as usize] += 1;
+        }
+        // Expected probability of key k is k^-s / sum_j j^-s.
+        let norm: f64 = (1..=n).map(|j| (j as f64).powf(-SYSBENCH_ZIPF_EXP)).sum();
+        for k in [1usize, 2, 10, 100] {
+            let expected = (k as f64).powf(-SYSBENCH_ZIPF_EXP) / norm * draws as f64;
+            let got = counts[k] as f64;
+            assert!(
+                (got - expected).abs() < expected * 0.1 + 30.0,
+                "key {k}: got {got}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn zipf_with_exponent_one_and_zero_works() {
+        for s in [0.0, 1.0, 1.5] {
+            let mut g = KeyGen::new(1, KeyDist::Zipfian(s), 50);
+            for _ in 0..1000 {
+                assert!((1..=50).contains(&g.key(50)));
+            }
+        }
+    }
+
+    #[test]
+    fn digit_strings_have_sysbench_format() {
+        let mut g = KeyGen::new(1, KeyDist::Uniform, 1);
+        let mut c = [0u8; C_LEN];
+        g.fill_digits(&mut c);
+        let s = std::str::from_utf8(&c).unwrap();
+        let groups: Vec<&str> = s.split('-').collect();
+        assert_eq!(groups.len(), 10);
+        assert!(
+            groups
+                .iter()
+                .all(|g| g.len() == 11 && g.bytes().all(|b| b.is_ascii_digit()))
+        );
+        let mut pad = [0u8; PAD_LEN];
+        g.fill_digits(&mut pad);
+        assert_eq!(std::str::from_utf8(&pad).unwrap().split('-').count(), 5);
+    }
+}

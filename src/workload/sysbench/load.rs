@@ -1,0 +1,306 @@
+//! Creating and loading the sbtest tables, guarding tables tidemark did not
+//! create, and the "postwrite" housekeeping (reference A.2, A.6).
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::sql;
+use crate::db::{Conn, DbError, Dialect};
+use crate::runner::Connector;
+use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN};
+
+/// What to do when the target already has `sbtest%` tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExistingTables {
+    /// Refuse unless tidemark created them (the default).
+    Refuse,
+    /// `--reuse-tables`: run on them as they are, without loading.
+    Reuse,
+    /// `--drop-existing`: drop and load again.
+    Drop,
+}
+
+/// The marker table in which tidemark records the tables it created, so it
+/// never drops a table someone else owns.
+const MARKER: &str = "tidemark_owned_tables";
+
+/// Rows per multi-row INSERT during the load.
+const LOAD_BATCH: u64 = 1000;
+/// Rows per work unit handed to a load thread.
+const LOAD_CHUNK: u64 = 50_000;
+
+/// Lists the `sbtest%` tables of the connection's current schema/database.
+pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
+    let q = match conn.dialect() {
+        Dialect::Postgres => {
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'sbtest%' ORDER BY 1"
+        }
+        Dialect::Mysql => {
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%' ORDER BY 1"
+        }
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'sbtest%' ORDER BY 1"
+        }
+    };
+    Ok(conn
+        .query_text(q)?
+        .into_iter()
+        .filter_map(|mut r| r.pop().flatten())
+        .collect())
+}
+
+fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
+    conn.execute_text(&format!(
+        "CREATE TABLE IF NOT EXISTS {MARKER} (table_name VARCHAR(64) PRIMARY KEY, created_at VARCHAR(40))"
+    ))?;
+    Ok(conn
+        .query_text(&format!("SELECT table_name FROM {MARKER}"))?
+        .into_iter()
+        .filter_map(|mut r| r.pop().flatten())
+        .collect())
+}
+
+/// Decides whether the tables must be (re)loaded, dropping only what the
+/// policy allows. Returns false when existing tables are reused as they are.
+/// The error is one line naming the tables and the flags that resolve it.
+pub fn check_existing(conn: &mut dyn Conn, policy: ExistingTables) -> anyhow::Result<bool> {
+    let existing = existing_tables(conn)?;
+    if existing.is_empty() {
+        return Ok(true);
+    }
+    let owned = owned_tables(conn)?;
+    let foreign: Vec<&String> = existing.iter().filter(|t| !owned.contains(t)).collect();
+    match policy {
+        ExistingTables::Reuse => Ok(false),
+        ExistingTables::Refuse if !foreign.is_empty() => anyhow::bail!(
+            "the target database already has table(s) {} that tidemark did not create: pass --reuse-tables to benchmark them as they are, or --drop-existing to drop and reload them",
+            foreign
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ExistingTables::Refuse | ExistingTables::Drop => {
+            for t in &existing {
+                conn.execute_text(&format!("DROP TABLE {t}"))?;
+                conn.execute_text(&format!("DELETE FROM {MARKER} WHERE table_name = '{t}'"))?;
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// Creates the tables (recording them as tidemark's), loads `table_size`
+/// rows into each in parallel, then builds `k_N`, as the reference does.
+pub fn create_and_load(
+    connector: &dyn Connector,
+    tables: u32,
+    table_size: u64,
+    seed: u64,
+    threads: u32,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(u64, u64),
+) -> anyhow::Result<()> {
+    let mut admin = connector.connect()?;
+    let d = admin.dialect();
+    owned_tables(admin.as_mut())?;
+    for t in 1..=tables {
+        admin.execute_text(&sql::create_table(d, t))?;
+        admin.execute_text(&format!(
+            "INSERT INTO {MARKER} (table_name, created_at) VALUES ('sbtest{t}', '{}')",
+            crate::util::time::now_rfc3339()
+        ))?;
+    }
+
+    // Work units: (table, first id, last id), pulled by the load threads.
+    let mut units = Vec::new();
+    for t in 1..=tables {
+        let mut first = 1;
+        while first <= table_size {
+            let last = (first + LOAD_CHUNK - 1).min(table_size);
+            units.push((t, first, last));
+            first = last + 1;
+        }
+    }
+    let next = AtomicU64::new(0);
+    let loaded = AtomicU64::new(0);
+    let total = table_size * u64::from(tables);
+    let workers = threads.clamp(1, 8).min(units.len().max(1) as u32);
+    let failed: std::sync::Mutex<Option<anyhow::Error>> = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for w in 0..workers {
+            let (units, next, loaded, failed) = (&units, &next, &loaded, &failed);
+            s.spawn(move || {
+                let run = || -> anyhow::Result<()> {
+                    let mut conn = connector.connect()?;
+                    let mut keys =
+                        KeyGen::new(seed ^ (0x5EED + u64::from(w)), KeyDist::Uniform, table_size);
+                    let mut buf = String::with_capacity(LOAD_BATCH as usize * 200);
+                    let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
+                    loop {
+                        if cancel.load(Ordering::Relaxed) || failed.lock().unwrap().is_some() {
+                            return Ok(());
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                        let Some(&(t, first, last)) = units.get(i) else {
+                            return Ok(());
+                        };
+                        let head = sql::load_insert_head(t);
+                        let mut id = first;
+                        while id <= last {
+                            let end = (id + LOAD_BATCH - 1).min(last);
+                            buf.clear();
+                            buf.push_str(&head);
+                            for row in id..=end {
+                                keys.fill_digits(&mut c);
+                                keys.fill_digits(&mut pad);
+                                let k = keys.uniform(1, table_size as i64);
+                                if row > id {
+                                    buf.push(',');
+                                }
+                                let _ = write!(
+                                    buf,
+                                    "({row},{k},'{}','{}')",
+                                    std::str::from_utf8(&c).unwrap_or(""),
+                                    std::str::from_utf8(&pad).unwrap_or("")
+                                );
+                            }
+                            conn.execute_text(&buf)?;
+                            loaded.fetch_add(end - id + 1, Ordering::Relaxed);
+                            id = end + 1;
+                        }
+                    }
+                };
+                if let Err(e) = run() {
+                    failed.lock().unwrap().get_or_insert(e);
+                }
+            });
+        }
+        // Report progress from the calling thread while loaders work.
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let done = loaded.load(Ordering::Relaxed);
+            on_progress(done, total);
+            if done >= total || cancel.load(Ordering::Relaxed) || failed.lock().unwrap().is_some() {
+                break;
+            }
+        }
+    });
+    if let Some(e) = failed.into_inner().unwrap() {
+        return Err(e.context("loading the sbtest tables failed"));
+    }
+    if cancel.load(Ordering::Relaxed) {
+        anyhow::bail!("interrupted while loading the sbtest tables");
+    }
+    for t in 1..=tables {
+        if let Some(q) = sql::after_load(d, t, table_size) {
+            admin.query_text(&q)?;
+        }
+    }
+    // Build k_N per table, in parallel across tables.
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let handles: Vec<_> = (1..=tables)
+            .map(|t| {
+                s.spawn(move || -> Result<(), DbError> {
+                    let mut conn = connector.connect()?;
+                    conn.execute_text(&sql::create_k_index(t))?;
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("index builder panicked")?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// The housekeeping budget: min(1200, 60 + total_rows/1e6) seconds, scaled
+/// by the profile (quick runs use a small fraction of it).
+pub fn postwrite_budget(total_rows: u64, scale: f64) -> Duration {
+    let full = (60.0 + total_rows as f64 / 1e6).min(1200.0);
+    Duration::from_secs_f64((full * scale).max(0.0))
+}
+
+/// Reference A.6: per table in parallel VACUUM (ANALYZE), then CHECKPOINT,
+/// then sleep out what is left of `budget` counted from the start. Returns
+/// notes about anything that could not be done (e.g. no CHECKPOINT right).
+pub fn postwrite(
+    connector: &dyn Connector,
+    tables: u32,
+    budget: Duration,
+    cancel: &AtomicBool,
+) -> anyhow::Result<Vec<String>> {
+    let start = Instant::now();
+    let mut notes = Vec::new();
+    let mut admin = connector.connect()?;
+    match admin.dialect() {
+        Dialect::Postgres => {
+            let major = server_major(admin.as_mut());
+            let opts = if major >= 12 {
+                "(VERBOSE, ANALYZE, INDEX_CLEANUP ON)"
+            } else {
+                "(VERBOSE, ANALYZE)"
+            };
+            std::thread::scope(|s| -> anyhow::Result<()> {
+                let handles: Vec<_> = (1..=tables)
+                    .map(|t| {
+                        s.spawn(move || -> Result<(), DbError> {
+                            let mut conn = connector.connect()?;
+                            conn.execute_text(&format!("VACUUM {opts} sbtest{t}"))?;
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().expect("vacuum thread panicked")?;
+                }
+                Ok(())
+            })?;
+            if let Err(e) = admin.execute_text("CHECKPOINT") {
+                notes.push(format!("CHECKPOINT skipped: {e}"));
+            }
+        }
+        Dialect::Sqlite => {
+            admin.execute_text("ANALYZE")?;
+            admin.query_text("PRAGMA wal_checkpoint(TRUNCATE)")?;
+        }
+        Dialect::Mysql => {
+            for t in 1..=tables {
+                admin.query_text(&format!("ANALYZE TABLE sbtest{t}"))?;
+            }
+        }
+    }
+    drop(admin);
+    while start.elapsed() < budget && !cancel.load(Ordering::Relaxed) {
+        std::thread::sleep((budget - start.elapsed()).min(Duration::from_millis(100)));
+    }
+    Ok(notes)
+}
+
+/// The server's major version (PostgreSQL), 0 when unknown.
+fn server_major(conn: &mut dyn Conn) -> u32 {
+    conn.query_text("SHOW server_version_num")
+        .ok()
+        .and_then(|rows| rows.first()?.first()?.clone())
+        .and_then(|v| v.parse::<u32>().ok())
+        .map(|n| n / 10000)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postwrite_budget_follows_the_formula() {
+        assert_eq!(postwrite_budget(80_000_000, 1.0), Duration::from_secs(140));
+        assert_eq!(
+            postwrite_budget(5_000_000_000, 1.0),
+            Duration::from_secs(1200)
+        );
+        assert_eq!(postwrite_budget(100_000, 0.05).as_secs_f64(), 3.005);
+    }
+}

@@ -1,0 +1,260 @@
+//! The sysbench microbenchmark suite (reference section A): 38 runs in the
+//! reference's order, 32 of them reported, over `sbtest1..N`.
+
+pub mod catalog;
+pub mod client;
+pub mod load;
+pub mod sql;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use catalog::TestDef;
+use catalog::{Duration as Dur, Keys, Kind};
+use client::{ClientConfig, SysbenchClient};
+
+use crate::db::{Conn, Dialect, Param};
+use crate::runner::{ClientWork, StepPlan};
+use crate::workload::{StepInfo, keys::KeyGen};
+
+/// The knobs of a sysbench suite run (a profile's values after overrides).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SysbenchParams {
+    pub tables: u32,
+    pub table_size: u64,
+    pub threads: u32,
+    pub read_secs: f64,
+    pub write_secs: f64,
+    pub warmup_secs: f64,
+    /// Length of the unreported scan warm-ups (60 s in the reference).
+    pub scan_warm_secs: f64,
+    /// Fraction of the reference's postwrite wait to sleep (1.0 = full).
+    pub postwrite_scale: f64,
+    pub seed: u64,
+}
+
+/// The suite bound to its parameters and the target's dialect.
+pub struct Sysbench {
+    pub params: SysbenchParams,
+    pub dialect: Dialect,
+}
+
+impl Sysbench {
+    /// What the store records about a test run.
+    pub fn step_info(&self, t: &TestDef, dialect: Dialect) -> StepInfo {
+        let p = &self.params;
+        StepInfo {
+            suite: "sysbench".into(),
+            name: t.name(),
+            test: t.test.into(),
+            range: Some(t.range),
+            group: Some(t.group()),
+            reported: t.reported(),
+            note: note_for(t, dialect),
+            params: serde_json::json!({
+                "tables": p.tables,
+                "table_size": if t.keys == Keys::TableSizeOne { 1 } else { p.table_size },
+                "threads": self.threads(t),
+                "secs": self.secs(t),
+                "warmup_secs": p.warmup_secs,
+                "statements_per_event": t.statements_per_event(),
+                "rand_type": match t.keys { Keys::Zipfian => "zipfian", _ => "uniform" },
+                "seed": p.seed,
+            }),
+        }
+    }
+
+    fn threads(&self, t: &TestDef) -> u32 {
+        if t.threads_per_table {
+            self.params.tables
+        } else {
+            self.params.threads
+        }
+    }
+
+    fn secs(&self, t: &TestDef) -> f64 {
+        match t.duration {
+            Dur::Read => self.params.read_secs,
+            Dur::Write => self.params.write_secs,
+            Dur::ScanWarm => self.params.scan_warm_secs,
+        }
+    }
+
+    /// Threads, warm-up and duration of a test.
+    pub fn step_plan(&self, t: &TestDef, target_label: &str) -> StepPlan {
+        StepPlan {
+            label: format!("{target_label} {}", t.name()),
+            threads: self.threads(t),
+            warmup: Duration::from_secs_f64(self.params.warmup_secs),
+            duration: Duration::from_secs_f64(self.secs(t)),
+        }
+    }
+
+    /// A client loop for client number `client` of test `t`.
+    pub fn client(&self, t: &TestDef, client: u32) -> Box<dyn ClientWork> {
+        Box::new(SysbenchClient::new(t, &self.client_config(), client))
+    }
+
+    fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            dialect: self.dialect,
+            tables: self.params.tables,
+            table_size: self.params.table_size,
+            seed: self.params.seed,
+        }
+    }
+
+    /// EXPLAIN output for every distinct statement of `t` on table 1, with
+    /// representative parameters inlined. Failures are returned as the plan
+    /// text so one bad EXPLAIN does not hide the others.
+    pub fn explain(&self, t: &TestDef, conn: &mut dyn Conn) -> Vec<(String, String)> {
+        let client = SysbenchClient::new(t, &self.client_config(), 0);
+        let mut keys = KeyGen::new(self.params.seed, crate::workload::keys::KeyDist::Uniform, 1);
+        let n = self.params.table_size.max(1) as i64;
+        let mut out = Vec::new();
+        for stmt in client.statement_texts() {
+            let between = stmt.contains("BETWEEN");
+            let hot = t.kind == (Kind::RandomPoints { hot: true });
+            let text = inline_params(&stmt, self.dialect, |i, is_text| {
+                if is_text {
+                    Param::Text("explain-representative-value")
+                } else if between {
+                    // Bounds from the middle of the table, `range` apart.
+                    Param::Int(n / 2 + if i == 1 { i64::from(t.range) } else { 0 })
+                } else if hot {
+                    Param::Int(n / 2 + 1 + i as i64)
+                } else {
+                    Param::Int(keys.uniform(1, n))
+                }
+            });
+            let plan = explain_one(conn, &text);
+            out.push((text, plan));
+        }
+        out
+    }
+}
+
+/// Runs the dialect's EXPLAIN for `sql` and returns the plan as text.
+pub fn explain_one(conn: &mut dyn Conn, sql: &str) -> String {
+    let q = match conn.dialect() {
+        Dialect::Postgres => format!("EXPLAIN {sql}"),
+        Dialect::Mysql => format!("EXPLAIN FORMAT=TREE {sql}"),
+        Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+    };
+    match conn.query_text(&q) {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|v| v.unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => format!("EXPLAIN failed: {e}"),
+    }
+}
+
+/// Replaces each placeholder of `sql` with a literal from `value(index,
+/// is_text)`. A placeholder is text when it assigns or inserts `c`/`pad`.
+pub fn inline_params(
+    sql: &str,
+    dialect: Dialect,
+    mut value: impl FnMut(usize, bool) -> Param<'static>,
+) -> String {
+    let insert_cols: Option<Vec<&str>> = sql.find(") VALUES (").and_then(|_| {
+        let open = sql.find('(')?;
+        let close = sql[open..].find(')')? + open;
+        Some(sql[open + 1..close].split(',').map(str::trim).collect())
+    });
+    let mut out = String::with_capacity(sql.len() + 64);
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    let mut index = 0;
+    while i < bytes.len() {
+        let is_ph = match dialect {
+            Dialect::Postgres => {
+                bytes[i] == b'$' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
+            }
+            Dialect::Mysql | Dialect::Sqlite => bytes[i] == b'?',
+        };
+        if !is_ph {
+            out.push(bytes[i] as char);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        let is_text = out.ends_with("c=")
+            || insert_cols
+                .as_ref()
+                .and_then(|c| c.get(index))
+                .is_some_and(|c| *c == "c" || *c == "pad");
+        match value(index, is_text) {
+            Param::Int(v) => out.push_str(&v.to_string()),
+            Param::Text(s) => {
+                out.push('\'');
+                out.push_str(&s.replace('\'', "''"));
+                out.push('\'');
+            }
+        }
+        index += 1;
+    }
+    out
+}
+
+/// What a result means on a target where it differs from the reference.
+fn note_for(t: &TestDef, dialect: Dialect) -> Option<String> {
+    match (t.kind, dialect) {
+        (Kind::Scan, _) => Some(
+            "rows counts rows scanned (table_size per event); the reference reports table_size / avg latency".into(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_params_fills_ints_and_text() {
+        let s = inline_params(
+            "UPDATE sbtest1 SET c=$1 WHERE id=$2",
+            Dialect::Postgres,
+            |i, t| {
+                if t {
+                    Param::Text("x'y")
+                } else {
+                    Param::Int(i as i64 + 10)
+                }
+            },
+        );
+        assert_eq!(s, "UPDATE sbtest1 SET c='x''y' WHERE id=11");
+        let s = inline_params(
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)",
+            Dialect::Mysql,
+            |i, t| {
+                if t {
+                    Param::Text("s")
+                } else {
+                    Param::Int(i as i64)
+                }
+            },
+        );
+        assert_eq!(
+            s,
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES (0, 1, 's', 's')"
+        );
+        let s = inline_params(
+            "SELECT c FROM t WHERE id IN ($1, $2, $10)",
+            Dialect::Postgres,
+            |i, _| Param::Int(i as i64),
+        );
+        assert_eq!(s, "SELECT c FROM t WHERE id IN (0, 1, 2)");
+    }
+}

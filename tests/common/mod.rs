@@ -1,0 +1,108 @@
+//! Helpers shared by the integration tests: real managed servers in temp
+//! directories, and the tidemark binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use tidemark::db::postgres::{PgConn, PgConnectOptions};
+use tidemark::db::{Conn, DbError};
+use tidemark::runner::Connector;
+use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
+
+/// A temp dir that the unprivileged server user can reach (tests run as root).
+pub fn server_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("tidemark-test-")
+        .tempdir_in("/tmp")
+        .expect("temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Starts a managed PostgreSQL with the quick base config plus `overrides`.
+pub fn start_pg(dir: &Path, overrides: &[(&str, &str)]) -> ManagedPostgres {
+    let bins = find_bindir(None).expect("PostgreSQL binaries (apt-get install postgresql)");
+    ManagedPostgres::start(ManagedPgOptions {
+        bindir: bins,
+        datadir: dir.join("data"),
+        port: None,
+        config_name: "base".into(),
+        base_config: base_config("quick").expect("quick config"),
+        overrides: overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        dbname: "tidemark".into(),
+        start_timeout: Duration::from_secs(120),
+    })
+    .expect("managed PostgreSQL starts")
+}
+
+/// Opens connections to a PostgreSQL server.
+pub struct PgConnector(pub PgConnectOptions);
+
+impl Connector for PgConnector {
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(Box::new(PgConn::connect(&self.0)?))
+    }
+}
+
+/// The first column of the first row of `sql`, as text.
+pub fn scalar(conn: &mut dyn Conn, sql: &str) -> String {
+    conn.query_text(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .unwrap_or_default()
+}
+
+pub fn scalar_i64(conn: &mut dyn Conn, sql: &str) -> i64 {
+    let s = scalar(conn, sql);
+    s.parse().unwrap_or_else(|_| panic!("{sql} returned {s:?}"))
+}
+
+/// The tidemark binary built for these tests.
+pub fn tidemark() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tidemark"))
+}
+
+/// Runs tidemark with `args` and returns its output.
+pub fn run_tidemark(args: &[&str]) -> Output {
+    tidemark().args(args).output().expect("tidemark runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Pids of postgres processes whose command line mentions `needle`.
+pub fn postgres_pids_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains("postgres") && text.contains(needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// The results directory argument for a test.
+pub fn results_arg(dir: &Path) -> PathBuf {
+    dir.join("results")
+}
