@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
-use tidemark::runner::Connector;
+use tidemark::db::Connector;
 
 /// Arguments of a very short run into `results`.
 fn short_run<'a>(results: &'a str, tests: &'a str) -> Vec<&'a str> {

@@ -9,8 +9,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use common::*;
+use tidemark::db::Connector;
 use tidemark::db::{Conn, Dialect};
-use tidemark::runner::{Connector, StepStatus, run_step};
+use tidemark::runner::{StepStatus, run_step};
 use tidemark::workload::sysbench::catalog::{self, Kind};
 use tidemark::workload::sysbench::{Sysbench, SysbenchParams, load};
 

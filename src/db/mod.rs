@@ -117,3 +117,9 @@ pub trait Conn: Send {
     /// never call it on the measured path.
     fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError>;
 }
+
+/// Opens client connections to the target under test; one per client
+/// thread, plus admin connections for loading and housekeeping.
+pub trait Connector: Send + Sync {
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+}

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+pub use crate::db::Connector;
 use crate::db::{Conn, DbError, ErrorKind};
 pub use result::{ClientResult, SecondSample, StepResult, StepStatus};
 
@@ -33,11 +34,6 @@ pub trait ClientWork: Send {
     /// implementation leaves the connection ready for the next event (it
     /// rolls back an open transaction).
     fn event(&mut self, conn: &mut dyn Conn) -> Result<Done, DbError>;
-}
-
-/// Opens client connections to the target under test.
-pub trait Connector: Sync {
-    fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
 }
 
 /// How long and with how many clients a step runs.

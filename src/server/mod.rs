@@ -2,8 +2,14 @@
 //! data directory, configuration, start on loopback, health, and a stop that
 //! always happens (on success, error, Ctrl-C and panic).
 
+pub mod pg_target;
 pub mod postgres;
 pub mod process;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::db::{Connector, Dialect};
 
 use serde::{Deserialize, Serialize};
 
@@ -30,4 +36,23 @@ pub struct TargetInfo {
     pub managed: bool,
     /// Where the binaries came from, the data dir, and other facts.
     pub extra: serde_json::Value,
+}
+
+/// A target's server as the rest of a run sees it, however it was
+/// provided: started by tidemark, reached by URL, or an embedded library.
+pub trait TargetServer {
+    /// What the store records about it.
+    fn info(&self) -> &TargetInfo;
+    fn dialect(&self) -> Dialect;
+    /// Opens client and admin connections.
+    fn connector(&self) -> Arc<dyn Connector>;
+    /// Pid of the server's main process on this host (the postmaster, the
+    /// single mariadbd), for per-process samplers; `None` when the server is
+    /// external or embedded.
+    fn server_pid(&self) -> Option<u32>;
+    /// Where the server keeps its data on this host, when known.
+    fn data_dir(&self) -> Option<PathBuf>;
+    /// Stops a server tidemark started (nothing for other kinds) and
+    /// removes its data directory unless `keep_data`.
+    fn stop(&mut self, keep_data: bool) -> anyhow::Result<()>;
 }

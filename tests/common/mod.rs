@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use tidemark::db::postgres::{PgConn, PgConnectOptions};
-use tidemark::db::{Conn, DbError};
-use tidemark::runner::Connector;
+use tidemark::db::Conn;
+pub use tidemark::db::postgres::PgConnector;
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
 
 /// A temp dir that the unprivileged server user can reach (tests run as root).
@@ -39,15 +38,6 @@ pub fn start_pg(dir: &Path, overrides: &[(&str, &str)]) -> ManagedPostgres {
         start_timeout: Duration::from_secs(120),
     })
     .expect("managed PostgreSQL starts")
-}
-
-/// Opens connections to a PostgreSQL server.
-pub struct PgConnector(pub PgConnectOptions);
-
-impl Connector for PgConnector {
-    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        Ok(Box::new(PgConn::connect(&self.0)?))
-    }
 }
 
 /// The first column of the first row of `sql`, as text.

@@ -16,7 +16,7 @@ mod wire;
 
 pub use url::PgConnectOptions;
 
-use super::{Conn, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
+use super::{Conn, Connector, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
 use postgres_protocol::authentication::{md5_hash, sasl};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -522,5 +522,15 @@ impl Drop for PgConn {
         if !self.broken {
             let _ = self.stream.write_all(wire::TERMINATE);
         }
+    }
+}
+
+/// Opens [`PgConn`]s to one server: the [`Connector`] of PostgreSQL targets.
+#[derive(Clone, Debug)]
+pub struct PgConnector(pub PgConnectOptions);
+
+impl Connector for PgConnector {
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(Box::new(PgConn::connect(&self.0)?))
     }
 }

@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::sql;
-use crate::db::{Conn, DbError, Dialect};
-use crate::runner::Connector;
+use crate::db::{Conn, Connector, DbError, Dialect};
 use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN};
 
 /// What to do when the target already has `sbtest%` tables.
@@ -61,6 +60,39 @@ fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
         .collect())
 }
 
+/// Refuses, without changing anything, when the database has sbtest tables
+/// tidemark did not create (checked before any server work starts).
+pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
+    let existing = existing_tables(conn)?;
+    if existing.is_empty() {
+        return Ok(());
+    }
+    // A dry look: the marker table may not exist yet.
+    let owned: Vec<String> = conn
+        .query_text(&format!("SELECT table_name FROM {MARKER}"))
+        .map(|rows| {
+            rows.into_iter()
+                .filter_map(|mut r| r.pop().flatten())
+                .collect()
+        })
+        .unwrap_or_default();
+    let foreign: Vec<String> = existing
+        .into_iter()
+        .filter(|t| !owned.contains(t))
+        .collect();
+    if !foreign.is_empty() {
+        anyhow::bail!(foreign_tables_message(&foreign));
+    }
+    Ok(())
+}
+
+fn foreign_tables_message(tables: &[String]) -> String {
+    format!(
+        "the target database already has table(s) {} that tidemark did not create: pass --reuse-tables to benchmark them as they are, or --drop-existing to drop and reload them",
+        tables.join(", ")
+    )
+}
+
 /// Decides whether the tables must be (re)loaded, dropping only what the
 /// policy allows. Returns false when existing tables are reused as they are.
 /// The error is one line naming the tables and the flags that resolve it.
@@ -73,14 +105,10 @@ pub fn check_existing(conn: &mut dyn Conn, policy: ExistingTables) -> anyhow::Re
     let foreign: Vec<&String> = existing.iter().filter(|t| !owned.contains(t)).collect();
     match policy {
         ExistingTables::Reuse => Ok(false),
-        ExistingTables::Refuse if !foreign.is_empty() => anyhow::bail!(
-            "the target database already has table(s) {} that tidemark did not create: pass --reuse-tables to benchmark them as they are, or --drop-existing to drop and reload them",
-            foreign
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        ExistingTables::Refuse if !foreign.is_empty() => {
+            let names: Vec<String> = foreign.into_iter().cloned().collect();
+            anyhow::bail!(foreign_tables_message(&names))
+        }
         ExistingTables::Refuse | ExistingTables::Drop => {
             for t in &existing {
                 conn.execute_text(&format!("DROP TABLE {t}"))?;
