@@ -122,4 +122,12 @@ pub trait Conn: Send {
 /// thread, plus admin connections for loading and housekeeping.
 pub trait Connector: Send + Sync {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+
+    /// Like [`Connector::connect`], with the connection named `name` where
+    /// the server shows client names (PostgreSQL's `application_name`), so
+    /// a test or a user can count connections per role from the server.
+    fn connect_as(&self, name: &str) -> Result<Box<dyn Conn>, DbError> {
+        let _ = name;
+        self.connect()
+    }
 }

@@ -1,21 +1,38 @@
-//! Executing one step: one OS thread and one connection per client, a start
-//! barrier, a warm-up that is not measured, then a measured interval with
-//! per-second counters and a latency histogram per thread, merged at the end.
+//! Executing one step: one OS thread and one connection per client thread,
+//! a start barrier, a warm-up that is not measured, then a measured interval
+//! with per-second counters and latency histograms per thread, merged at the
+//! end.
 //!
 //! The runner does not know which workload it runs: a workload hands it one
-//! [`ClientWork`] per client. The per-event path takes no lock and does not
-//! allocate: counters are relaxed atomics owned by one thread each (read once
-//! a second by the monitor), histograms are thread-local.
+//! [`ClientWork`] per thread. Two step shapes share the same pieces:
+//! [`run_step`] (sysbench: N identical clients for a fixed duration) and
+//! [`run_roles`] (the Insert Benchmark: several roles per client, fixed work,
+//! open-loop rate limits, threads that wait on each other). Both drive each
+//! thread with the one event loop in `drive` (stop rules, [`pace::Pacer`],
+//! [`Gate`]) and watch it with the one once-a-second `monitor`. The
+//! per-event path takes no lock and does not allocate: counters are atomics
+//! owned by one thread each, histograms are thread-local.
 
+mod drive;
+mod monitor;
+pub mod pace;
 pub mod result;
+pub mod roles;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 pub use crate::db::Connector;
 use crate::db::{Conn, DbError, ErrorKind};
-pub use result::{ClientResult, SecondSample, StepResult, StepStatus};
+use drive::{Counters, LoopRules, MAX_ERROR_SAMPLES, ThreadEnd, drive};
+pub use drive::{Gate, Peers};
+use monitor::{ThreadSecond, Watch, monitor};
+pub use result::{
+    ClientResult, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
+};
+pub use roles::{RolesPlan, ThreadPlan, run_roles};
 
 /// What one event did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,31 +77,6 @@ pub struct Progress<'a> {
     pub errors: u64,
 }
 
-/// Error messages kept per client, so a broken step says why.
-const MAX_ERROR_SAMPLES: usize = 5;
-
-/// Per-client counters the monitor reads once a second. Padded to a cache
-/// line each so clients never share one.
-#[repr(align(128))]
-#[derive(Default)]
-struct Counters {
-    events: AtomicU64,
-    statements: AtomicU64,
-    rows: AtomicU64,
-    errors: AtomicU64,
-    retries: AtomicU64,
-    max_latency_us: AtomicU64,
-}
-
-/// What a client thread hands back when it ends.
-struct ClientEnd {
-    histogram: hdrhistogram::Histogram<u64>,
-    result: ClientResult,
-    cpu_secs: f64,
-    error_samples: Vec<String>,
-    connection_lost: bool,
-}
-
 /// Runs one step to its end (or until `cancel` is set) and returns what it
 /// measured. Fails only when clients cannot connect or prepare.
 pub fn run_step(
@@ -96,91 +88,86 @@ pub fn run_step(
 ) -> Result<StepResult, DbError> {
     let threads = plan.threads.max(1);
     let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
-    let barrier = Barrier::new(threads as usize + 1);
-    let setup_failed = AtomicBool::new(false);
-    let setup_error: Mutex<Option<DbError>> = Mutex::new(None);
-    let start_at: Mutex<Option<Instant>> = Mutex::new(None);
+    let handles: Vec<OnceLock<Thread>> = (0..threads).map(|_| OnceLock::new()).collect();
+    let peers = Peers {
+        counters: &counters,
+        threads: &handles,
+    };
+    let start_gate = StartGate::new(threads as usize);
 
     std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(threads as usize);
+        let mut joins = Vec::with_capacity(threads as usize);
         for client in 0..threads {
-            let c = &counters[client as usize];
-            let (barrier, setup_failed, setup_error, start_at) =
-                (&barrier, &setup_failed, &setup_error, &start_at);
+            let (peers, start_gate) = (&peers, &start_gate);
             let builder = std::thread::Builder::new().name(format!("client-{client}"));
-            let handle = builder
+            let join = builder
                 .spawn_scoped(scope, move || {
+                    let _ = peers.threads[client as usize].set(std::thread::current());
                     let setup = connector.connect().and_then(|mut conn| {
                         let mut work = make_work(client);
                         work.prepare(conn.as_mut())?;
                         Ok((conn, work))
                     });
-                    let (mut conn, mut work) = match setup {
-                        Ok(v) => v,
-                        Err(e) => {
-                            setup_failed.store(true, Ordering::SeqCst);
-                            setup_error.lock().unwrap().get_or_insert(e);
-                            barrier.wait();
-                            return None;
-                        }
-                    };
-                    barrier.wait();
-                    if setup_failed.load(Ordering::SeqCst) {
-                        return None;
-                    }
-                    let start = start_at
-                        .lock()
-                        .unwrap()
-                        .expect("start is set before the barrier");
-                    Some(client_loop(
+                    let (mut conn, mut work, start) = start_gate.ready(setup)?;
+                    let rules = LoopRules {
+                        index: client as usize,
                         client,
-                        conn.as_mut(),
-                        work.as_mut(),
-                        c,
-                        start + plan.warmup,
-                        start + plan.warmup + plan.duration,
+                        measure_from: start + plan.warmup,
+                        deadline: Some(start + plan.warmup + plan.duration),
+                        quota: None,
+                        until_ended: None,
+                        pacer: None,
+                        gate: None,
+                        wakes: &[],
+                        peers,
                         cancel,
-                    ))
+                        abort: None,
+                        storm_limit: None,
+                    };
+                    Some(drive(&rules, conn.as_mut(), work.as_mut()))
                 })
                 .expect("spawning a client thread");
-            handles.push(handle);
+            joins.push(join);
         }
 
-        let start = Instant::now();
-        *start_at.lock().unwrap() = Some(start);
-        barrier.wait();
-        if setup_failed.load(Ordering::SeqCst) {
-            for h in handles {
-                let _ = h.join();
+        let start = match start_gate.open() {
+            Ok(start) => start,
+            Err(e) => {
+                for j in joins {
+                    let _ = j.join();
+                }
+                return Err(e);
             }
-            return Err(setup_error.lock().unwrap().take().unwrap_or_else(|| {
-                DbError::new(ErrorKind::Other, "", "a client failed to start")
-            }));
-        }
-
+        };
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
-        let per_second = monitor(
-            plan,
-            &counters,
+        let quotas = vec![None; threads as usize];
+        let watch = Watch {
+            label: &plan.label,
             start,
             measure_from,
-            end,
+            end: Some(end),
+            quotas: &quotas,
             cancel,
-            on_progress,
-        );
-        let ends: Vec<ClientEnd> = handles
+            abort: None,
+        };
+        let seconds = monitor(&watch, &counters, on_progress);
+        let ends: Vec<ThreadEnd> = joins
             .into_iter()
             .filter_map(|h| h.join().expect("client thread panicked"))
             .collect();
         let stopped = Instant::now().min(end);
-        let totals = read_counters(&counters);
+        let per_second = sum_seconds(&seconds, |_| true);
+        let retries = counters
+            .iter()
+            .map(|c| c.retries.load(Ordering::Relaxed))
+            .sum();
         Ok(assemble(
             plan,
             threads,
             ends,
             per_second,
-            &totals,
+            retries,
             measure_from,
             stopped,
             cancel,
@@ -188,188 +175,90 @@ pub fn run_step(
     })
 }
 
-/// The client thread's event loop.
-fn client_loop(
-    client: u32,
-    conn: &mut dyn Conn,
-    work: &mut dyn ClientWork,
-    c: &Counters,
-    measure_from: Instant,
-    end: Instant,
-    cancel: &AtomicBool,
-) -> ClientEnd {
-    let mut histogram = result::new_histogram();
-    let mut res = ClientResult {
-        client,
-        ..Default::default()
-    };
-    let mut samples: Vec<String> = Vec::new();
-    let mut measuring = false;
-    let mut cpu_start = 0.0;
-    let mut last_end = measure_from;
-    let mut connection_lost = false;
-    loop {
-        if cancel.load(Ordering::Relaxed) {
-            break;
+/// The start barrier of a step: every thread connects and prepares, then
+/// all start together; if any failed, none runs and the step reports why.
+pub(crate) struct StartGate {
+    barrier: Barrier,
+    failed: AtomicBool,
+    error: Mutex<Option<DbError>>,
+    start: Mutex<Option<Instant>>,
+}
+
+impl StartGate {
+    pub(crate) fn new(threads: usize) -> StartGate {
+        StartGate {
+            barrier: Barrier::new(threads + 1),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            start: Mutex::new(None),
         }
-        let t0 = Instant::now();
-        if t0 >= end {
-            break;
-        }
-        if !measuring && t0 >= measure_from {
-            measuring = true;
-            cpu_start = thread_cpu_secs();
-        }
-        let outcome = work.event(conn);
-        let t1 = Instant::now();
-        if !measuring {
-            if let Err(e) = outcome
-                && e.kind == ErrorKind::Connection
-            {
-                samples.push(e.to_string());
-                connection_lost = true;
-                break;
-            }
-            continue;
-        }
-        last_end = t1;
-        match outcome {
-            Ok(done) => {
-                let us = (t1 - t0).as_micros() as u64;
-                let _ = histogram.record(us.max(1));
-                c.events.fetch_add(1, Ordering::Relaxed);
-                c.statements
-                    .fetch_add(u64::from(done.statements), Ordering::Relaxed);
-                c.rows.fetch_add(done.rows, Ordering::Relaxed);
-                c.max_latency_us.fetch_max(us, Ordering::Relaxed);
-                res.events += 1;
-                res.statements += u64::from(done.statements);
-            }
-            Err(e) if e.kind == ErrorKind::Retryable || e.kind == ErrorKind::Busy => {
-                c.retries.fetch_add(1, Ordering::Relaxed);
-            }
+    }
+
+    /// Called by a thread once its setup is done; returns its connection
+    /// and work and the step's start, or `None` if some thread failed.
+    pub(crate) fn ready<C, W>(&self, setup: Result<(C, W), DbError>) -> Option<(C, W, Instant)> {
+        let (conn, work) = match setup {
+            Ok(v) => v,
             Err(e) => {
-                c.errors.fetch_add(1, Ordering::Relaxed);
-                res.errors += 1;
-                let text = e.to_string();
-                if samples.len() < MAX_ERROR_SAMPLES && !samples.contains(&text) {
-                    samples.push(text);
-                }
-                if e.kind == ErrorKind::Connection {
-                    connection_lost = true;
-                    break;
-                }
+                self.failed.store(true, Ordering::SeqCst);
+                self.error.lock().unwrap().get_or_insert(e);
+                self.barrier.wait();
+                return None;
             }
+        };
+        self.barrier.wait();
+        if self.failed.load(Ordering::SeqCst) {
+            return None;
         }
+        let start = self
+            .start
+            .lock()
+            .unwrap()
+            .expect("start is set before the barrier");
+        Some((conn, work, start))
     }
-    let cpu_secs = if measuring {
-        thread_cpu_secs() - cpu_start
-    } else {
-        0.0
-    };
-    res.finish_secs = last_end
-        .saturating_duration_since(measure_from)
-        .as_secs_f64();
-    ClientEnd {
-        histogram,
-        result: res,
-        cpu_secs,
-        error_samples: samples,
-        connection_lost,
+
+    /// Called by the coordinating thread: sets the start, releases the
+    /// threads, and fails if any could not start.
+    pub(crate) fn open(&self) -> Result<Instant, DbError> {
+        let start = Instant::now();
+        *self.start.lock().unwrap() = Some(start);
+        self.barrier.wait();
+        if self.failed.load(Ordering::SeqCst) {
+            return Err(self.error.lock().unwrap().take().unwrap_or_else(|| {
+                DbError::new(ErrorKind::Other, "", "a client failed to start")
+            }));
+        }
+        Ok(start)
     }
 }
 
-/// Samples the counters once a second until the step ends; returns the
-/// per-second rows of the measured interval.
-fn monitor(
-    plan: &StepPlan,
-    counters: &[Counters],
-    start: Instant,
-    measure_from: Instant,
-    end: Instant,
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
+/// Sums the threads selected by `pick` into one [`SecondSample`] per second
+/// (maxima are maxima).
+pub(crate) fn sum_seconds(
+    seconds: &[Vec<ThreadSecond>],
+    pick: impl Fn(usize) -> bool,
 ) -> Vec<SecondSample> {
-    let total = (end - start).as_secs_f64();
-    let mut samples = Vec::new();
-    let mut prev = SecondSample::default();
-    let mut next = start + Duration::from_secs(1);
-    loop {
-        let now = Instant::now();
-        let wake = next.min(end);
-        if wake > now {
-            // Sleep in short slices so Ctrl-C is noticed quickly.
-            std::thread::sleep((wake - now).min(Duration::from_millis(100)));
-            if !cancel.load(Ordering::Relaxed) {
-                continue;
+    seconds
+        .iter()
+        .enumerate()
+        .map(|(sec, row)| {
+            let mut s = SecondSample {
+                sec: sec as u32,
+                ..Default::default()
+            };
+            for (i, t) in row.iter().enumerate().filter(|(i, _)| pick(*i)) {
+                let _ = i;
+                s.events += t.events;
+                s.statements += t.statements;
+                s.rows += t.rows;
+                s.errors += t.errors;
+                s.retries += t.retries;
+                s.max_latency_us = s.max_latency_us.max(t.max_latency_us);
             }
-        }
-        let now = Instant::now();
-        let cur = read_counters(counters);
-        let warming_up = now < measure_from;
-        if !warming_up {
-            let mut s = delta(&cur, &prev);
-            s.sec = samples.len() as u32;
-            s.max_latency_us = counters
-                .iter()
-                .map(|c| c.max_latency_us.swap(0, Ordering::Relaxed))
-                .max()
-                .unwrap_or(0);
-            on_progress(&Progress {
-                label: &plan.label,
-                warming_up,
-                elapsed: (now - start).as_secs_f64(),
-                total,
-                qps: s.statements as f64,
-                errors: cur.errors,
-            });
-            if s.events + s.errors + s.retries > 0 || now < end {
-                samples.push(s);
-            }
-            prev = cur;
-        } else {
-            on_progress(&Progress {
-                label: &plan.label,
-                warming_up,
-                elapsed: (now - start).as_secs_f64(),
-                total,
-                qps: 0.0,
-                errors: 0,
-            });
-        }
-        if now >= end || cancel.load(Ordering::Relaxed) {
-            return samples;
-        }
-        next += Duration::from_secs(1);
-        // Align the first measured second with the end of the warm-up.
-        if next < measure_from + Duration::from_secs(1) && next > measure_from {
-            next = measure_from + Duration::from_secs(1);
-        }
-    }
-}
-
-fn read_counters(counters: &[Counters]) -> SecondSample {
-    let mut s = SecondSample::default();
-    for c in counters {
-        s.events += c.events.load(Ordering::Relaxed);
-        s.statements += c.statements.load(Ordering::Relaxed);
-        s.rows += c.rows.load(Ordering::Relaxed);
-        s.errors += c.errors.load(Ordering::Relaxed);
-        s.retries += c.retries.load(Ordering::Relaxed);
-    }
-    s
-}
-
-fn delta(cur: &SecondSample, prev: &SecondSample) -> SecondSample {
-    SecondSample {
-        sec: 0,
-        events: cur.events - prev.events,
-        statements: cur.statements - prev.statements,
-        rows: cur.rows - prev.rows,
-        errors: cur.errors - prev.errors,
-        retries: cur.retries - prev.retries,
-        max_latency_us: 0,
-    }
+            s
+        })
+        .collect()
 }
 
 /// Merges the clients' results into the step result.
@@ -377,9 +266,9 @@ fn delta(cur: &SecondSample, prev: &SecondSample) -> SecondSample {
 fn assemble(
     plan: &StepPlan,
     threads: u32,
-    ends: Vec<ClientEnd>,
+    ends: Vec<ThreadEnd>,
     per_second: Vec<SecondSample>,
-    counted: &SecondSample,
+    retries: u64,
     measure_from: Instant,
     stopped: Instant,
     cancel: &AtomicBool,
@@ -389,9 +278,11 @@ fn assemble(
     let mut error_samples: Vec<String> = Vec::new();
     let mut cpu = 0.0;
     let mut lost = 0;
+    let mut rows = 0;
     for e in ends {
         let _ = histogram.add(&e.histogram);
         cpu += e.cpu_secs;
+        rows += e.rows;
         lost += usize::from(e.connection_lost);
         for s in e.error_samples {
             if error_samples.len() < MAX_ERROR_SAMPLES && !error_samples.contains(&s) {
@@ -406,7 +297,6 @@ fn assemble(
         t.errors += c.errors;
         t
     });
-    let (rows, retries) = (counted.rows, counted.retries);
     let interrupted = cancel.load(Ordering::Relaxed);
     let secs = if interrupted {
         stopped
@@ -448,6 +338,8 @@ fn assemble(
         per_second,
         clients,
         client_cpu_secs: cpu,
+        roles: Vec::new(),
+        metrics: None,
     }
 }
 

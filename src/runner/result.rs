@@ -116,9 +116,43 @@ pub struct StepResult {
     /// User + system CPU seconds of the client threads over the measured
     /// interval (from getrusage per thread).
     pub client_cpu_secs: f64,
+    /// Per role (insert, delete, query…) when the step ran several roles
+    /// per client ([`crate::runner::run_roles`]); empty otherwise.
+    pub roles: Vec<RoleResult>,
+    /// Metrics a suite derives from the measurements and stores with the
+    /// step (the Insert Benchmark's rates, SLA and fairness); `None` if none.
+    pub metrics: Option<serde_json::Value>,
 }
 
 impl StepResult {
+    /// A step that could not run at all (clients could not connect, the
+    /// server was gone): stored as failed with `reason` and nothing measured.
+    pub fn failed(threads: u32, reason: impl Into<String>) -> StepResult {
+        StepResult {
+            status: StepStatus::Failed,
+            failure: Some(reason.into()),
+            secs: 0.0,
+            threads,
+            events: 0,
+            statements: 0,
+            rows: 0,
+            errors: 0,
+            retries: 0,
+            error_samples: Vec::new(),
+            histogram: new_histogram(),
+            per_second: Vec::new(),
+            clients: Vec::new(),
+            client_cpu_secs: 0.0,
+            roles: Vec::new(),
+            metrics: None,
+        }
+    }
+
+    /// The role named `name`, if the step ran one.
+    pub fn role(&self, name: &str) -> Option<&RoleResult> {
+        self.roles.iter().find(|r| r.role == name)
+    }
+
     /// Statements per second, counting BEGIN and COMMIT as sysbench does.
     pub fn qps(&self) -> f64 {
         per_sec(self.statements, self.secs)
@@ -142,6 +176,81 @@ impl StepResult {
     pub fn client_cpu_us_per_statement(&self) -> Option<f64> {
         (self.statements > 0).then(|| self.client_cpu_secs * 1e6 / self.statements as f64)
     }
+}
+
+/// One role of a multi-role step, over all clients: what its threads did,
+/// how long each event took, and how well paced threads kept their schedule.
+#[derive(Clone, Debug)]
+pub struct RoleResult {
+    /// `insert`, `delete`, `query`, `ids`, `index`…
+    pub role: String,
+    pub threads: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Intended events per second per thread, when the role is paced.
+    pub target_rate: Option<f64>,
+    /// Latency from each event's actual start (service time), µs.
+    pub histogram: Histogram<u64>,
+    /// Latency from each event's intended start on the schedule, µs: the
+    /// coordinated-omission-corrected view; `None` when not paced.
+    pub intended: Option<Histogram<u64>>,
+    /// User + system CPU seconds of the role's threads.
+    pub cpu_secs: f64,
+    /// One entry per client, in client order.
+    pub clients: Vec<RoleClient>,
+    /// One entry per client and second, by second then client.
+    pub per_second: Vec<RoleSecond>,
+}
+
+impl RoleResult {
+    /// Latency percentiles from the actual start.
+    pub fn latency(&self) -> LatencySummary {
+        LatencySummary::from_histogram(&self.histogram)
+    }
+
+    /// Latency percentiles from the intended start (paced roles).
+    pub fn intended_latency(&self) -> Option<LatencySummary> {
+        self.intended.as_ref().map(LatencySummary::from_histogram)
+    }
+}
+
+/// One client's thread of a role.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleClient {
+    pub client: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Seconds from the step's start to the thread's last event (or the end
+    /// of its last slot, when paced).
+    pub finish_secs: f64,
+    /// Largest delay of an event's actual start behind its intended start,
+    /// µs (the shortfall of a paced thread that fell behind; 0 otherwise).
+    pub max_behind_us: u64,
+    /// Events that started 1 ms or more after their intended start.
+    pub late_events: u64,
+}
+
+/// One client's thread of a role during one second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleSecond {
+    pub client: u32,
+    pub sec: u32,
+    pub events: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Largest latency from the actual start in this second, µs.
+    pub max_latency_us: u64,
+    /// Largest latency from the intended start in this second, µs.
+    pub max_intended_us: u64,
+    /// Largest delay behind the schedule of an event started in this second.
+    pub max_behind_us: u64,
 }
 
 fn per_sec(n: u64, secs: f64) -> f64 {

@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::{RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
+use super::{RoleRecord, RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
 use crate::metrics::host::HostFacts;
 use crate::runner::result::{ClientResult, LatencySummary, SecondSample, StepStatus};
 use crate::workload::Group;
@@ -112,6 +112,12 @@ struct JsonStep<'a> {
     per_second: &'a [SecondSample],
     clients: &'a [ClientResult],
     plans: Vec<JsonPlan<'a>>,
+    /// Roles of a multi-role step (ibench); absent for other steps.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    roles: &'a [RoleRecord],
+    /// Metrics the suite derived (ibench rates, SLA, fairness); absent if none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<&'a serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -205,6 +211,8 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
                 .iter()
                 .map(|(statement, plan)| JsonPlan { statement, plan })
                 .collect(),
+            roles: &s.roles,
+            metrics: s.metrics.as_ref(),
         }
     }
 }

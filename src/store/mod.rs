@@ -13,6 +13,7 @@
 
 pub mod export;
 pub mod read;
+pub mod roles;
 pub mod schema;
 pub mod write;
 
@@ -29,6 +30,7 @@ use crate::metrics::host::HostFacts;
 
 pub use export::{export_csv, export_json};
 pub use read::{RunRecord, RunSummary, StepRecord, TargetRecord, format_runs_table};
+pub use roles::RoleRecord;
 pub use schema::SCHEMA_VERSION;
 pub use write::{decode_histogram, encode_histogram};
 

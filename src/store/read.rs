@@ -13,6 +13,7 @@ use rusqlite::{OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 
 use super::Store;
+use super::roles::RoleRecord;
 use super::write::decode_histogram;
 use crate::metrics::host::HostFacts;
 use crate::runner::result::{
@@ -106,6 +107,10 @@ pub struct StepRecord {
     /// The merged latency histogram in HdrHistogram V2 format (see
     /// [`StepRecord::histogram`]); `None` if none was stored.
     pub histogram_v2: Option<Vec<u8>>,
+    /// Roles of a multi-role step (ibench), in name order; empty otherwise.
+    pub roles: Vec<RoleRecord>,
+    /// Metrics the suite derived and stored with the step, if any.
+    pub metrics: Option<serde_json::Value>,
 }
 
 impl StepRecord {
@@ -269,6 +274,7 @@ impl Store {
         step.plans = stmt
             .query_map([step.id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
+        step.roles = super::roles::load_roles(&self.conn, step.id)?;
         Ok(())
     }
 }
@@ -353,11 +359,16 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         clients: Vec::new(),
         plans: Vec::new(),
         histogram_v2: r.get("histogram")?,
+        roles: Vec::new(),
+        metrics: r
+            .get::<_, Option<String>>("metrics_json")?
+            .map(|m| json(&m, "metrics_json", &whose))
+            .transpose()?,
     })
 }
 
 /// A column holding a count: stored as an SQLite (signed) integer.
-fn get_u64(r: &Row<'_>, column: &str) -> rusqlite::Result<u64> {
+pub(super) fn get_u64(r: &Row<'_>, column: &str) -> rusqlite::Result<u64> {
     Ok(r.get::<_, U64>(column)?.0)
 }
 

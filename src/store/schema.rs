@@ -9,6 +9,9 @@
 //! Rules for changing the schema: never edit a published script, append a
 //! new one. Planned next: per-second host metrics (`step_host_seconds`) and
 //! step summary metrics (`step_metrics`) as new tables keyed by `steps.id`.
+//! `IBENCH_ROLES` (multi-role steps) is independent of those: its place in
+//! the list may change when branches merge, as long as no database with it
+//! was published.
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
@@ -136,9 +139,76 @@ CREATE TABLE step_plans (
 );
 "#;
 
+/// Multi-role steps (the Insert Benchmark): what each role (insert, delete,
+/// query, ids…) did, per client and per second, with two latency histograms
+/// (from the actual and from the intended start), and the metrics a suite
+/// derives from a step (rates, SLA, fairness) as JSON on the step.
+const IBENCH_ROLES: &str = r#"
+ALTER TABLE steps ADD COLUMN metrics_json TEXT;   -- NULL: the suite derives none
+
+-- One role of a multi-role step, over all its clients.
+CREATE TABLE step_roles (
+    step_id            INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    role               TEXT NOT NULL,
+    threads            INTEGER NOT NULL,
+    events             INTEGER NOT NULL,
+    statements         INTEGER NOT NULL,
+    rows               INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    retries            INTEGER NOT NULL,
+    target_rate        REAL,                 -- events/s per thread; NULL: not paced
+    lat_avg_us         REAL NOT NULL,        -- from the actual start
+    lat_p50_us         INTEGER NOT NULL,
+    lat_p95_us         INTEGER NOT NULL,
+    lat_p99_us         INTEGER NOT NULL,
+    lat_p999_us        INTEGER NOT NULL,
+    lat_max_us         INTEGER NOT NULL,
+    co_p50_us          INTEGER,              -- from the intended start; NULL: not paced
+    co_p99_us          INTEGER,
+    co_p999_us         INTEGER,
+    co_max_us          INTEGER,
+    cpu_secs           REAL NOT NULL,
+    histogram          BLOB NOT NULL,        -- HdrHistogram V2, µs, from the actual start
+    intended_histogram BLOB,                 -- HdrHistogram V2, µs, from the intended start
+    PRIMARY KEY (step_id, role)
+);
+
+-- One client's thread of a role.
+CREATE TABLE step_role_clients (
+    step_id       INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    role          TEXT NOT NULL,
+    client        INTEGER NOT NULL,
+    events        INTEGER NOT NULL,
+    statements    INTEGER NOT NULL,
+    rows          INTEGER NOT NULL,
+    errors        INTEGER NOT NULL,
+    retries       INTEGER NOT NULL,
+    finish_secs   REAL NOT NULL,
+    max_behind_us INTEGER NOT NULL,          -- largest lag behind the schedule
+    late_events   INTEGER NOT NULL,          -- events started >= 1 ms late
+    PRIMARY KEY (step_id, role, client)
+) WITHOUT ROWID;
+
+-- One client's thread of a role during one second of the step.
+CREATE TABLE step_role_seconds (
+    step_id         INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    role            TEXT NOT NULL,
+    client          INTEGER NOT NULL,
+    sec             INTEGER NOT NULL,
+    events          INTEGER NOT NULL,
+    rows            INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    retries         INTEGER NOT NULL,
+    max_latency_us  INTEGER NOT NULL,
+    max_intended_us INTEGER NOT NULL,
+    max_behind_us   INTEGER NOT NULL,
+    PRIMARY KEY (step_id, role, client, sec)
+) WITHOUT ROWID;
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, IBENCH_ROLES];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -107,6 +107,8 @@ pub(super) fn step_result(i: u32) -> StepResult {
             })
             .collect(),
         client_cpu_secs: 1.75,
+        roles: Vec::new(),
+        metrics: None,
     }
 }
 

@@ -123,10 +123,10 @@ impl Store {
                    status, failure, started_at, secs, threads,
                    events, statements, rows, errors, retries, qps, tps, rows_per_sec,
                    lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
-                   client_cpu_secs, error_samples_json, histogram)
+                   client_cpu_secs, error_samples_json, histogram, metrics_json)
                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                        ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
-                       ?31, ?32)"#,
+                       ?31, ?32, ?33)"#,
             params![
                 target_id,
                 seq,
@@ -160,6 +160,11 @@ impl Store {
                 real(result.client_cpu_secs),
                 serde_json::to_string(&result.error_samples)?,
                 histogram,
+                result
+                    .metrics
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
             ],
         )
         .with_context(what)?;
@@ -215,6 +220,7 @@ impl Store {
                 }
             }
         }
+        super::roles::write_roles(&tx, step_id, &result.roles).with_context(what)?;
         tx.commit().with_context(what)?;
         Ok(step_id)
     }
@@ -246,13 +252,13 @@ fn check_status(what: &str, status: &str, allowed: &[&str]) -> Result<()> {
 
 /// SQLite stores NaN as NULL, which the NOT NULL columns would reject and so
 /// lose the whole step; a measurement that is not a number is stored as 0.
-fn real(x: f64) -> f64 {
+pub(super) fn real(x: f64) -> f64 {
     if x.is_finite() { x } else { 0.0 }
 }
 
 /// SQLite integers are i64; counts beyond i64::MAX cannot happen, so they
 /// saturate rather than fail the step.
-fn int(v: u64) -> i64 {
+pub(super) fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 

@@ -533,4 +533,10 @@ impl Connector for PgConnector {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         Ok(Box::new(PgConn::connect(&self.0)?))
     }
+
+    fn connect_as(&self, name: &str) -> Result<Box<dyn Conn>, DbError> {
+        let mut opts = self.0.clone();
+        opts.application_name = name.to_string();
+        Ok(Box::new(PgConn::connect(&opts)?))
+    }
 }

@@ -1,0 +1,152 @@
+//! The once-a-second look at every thread's counters while a step runs:
+//! per-thread deltas for each second of the measured interval, and the
+//! progress callback.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::Progress;
+use super::drive::Counters;
+
+/// One thread's counters for one second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ThreadSecond {
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    pub max_latency_us: u64,
+    pub max_intended_us: u64,
+    pub max_behind_us: u64,
+}
+
+impl ThreadSecond {
+    pub fn is_empty(&self) -> bool {
+        self.events + self.errors + self.retries == 0
+    }
+}
+
+/// When the monitor stops and how it reports progress.
+pub(crate) struct Watch<'a> {
+    pub label: &'a str,
+    pub start: Instant,
+    pub measure_from: Instant,
+    /// A duration-bound step ends here.
+    pub end: Option<Instant>,
+    /// Fixed work per thread (for the progress fraction of fixed-work steps).
+    pub quotas: &'a [Option<u64>],
+    pub cancel: &'a AtomicBool,
+    pub abort: Option<&'a AtomicBool>,
+}
+
+/// Running totals of one thread, as last read.
+#[derive(Clone, Copy, Default)]
+struct Totals {
+    events: u64,
+    statements: u64,
+    rows: u64,
+    errors: u64,
+    retries: u64,
+}
+
+fn read(c: &Counters) -> Totals {
+    Totals {
+        events: c.events.load(Ordering::Relaxed),
+        statements: c.statements.load(Ordering::Relaxed),
+        rows: c.rows.load(Ordering::Relaxed),
+        errors: c.errors.load(Ordering::Relaxed),
+        retries: c.retries.load(Ordering::Relaxed),
+    }
+}
+
+/// Samples the counters once a second until the step ends (its deadline,
+/// every thread ended, Ctrl-C or an abort) and returns, for each second of
+/// the measured interval, one [`ThreadSecond`] per thread.
+pub(crate) fn monitor(
+    w: &Watch<'_>,
+    counters: &[Counters],
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Vec<Vec<ThreadSecond>> {
+    let mut seconds = Vec::new();
+    let mut prev: Vec<Totals> = vec![Totals::default(); counters.len()];
+    let mut next = w.start + Duration::from_secs(1);
+    let all_ended = || counters.iter().all(|c| c.ended.load(Ordering::Acquire));
+    let stopping =
+        || w.cancel.load(Ordering::Relaxed) || w.abort.is_some_and(|a| a.load(Ordering::Relaxed));
+    loop {
+        let now = Instant::now();
+        let wake = w.end.map_or(next, |e| next.min(e));
+        if wake > now && !all_ended() {
+            // Sleep in short slices so Ctrl-C and the end are noticed quickly.
+            std::thread::sleep((wake - now).min(Duration::from_millis(100)));
+            if !stopping() {
+                continue;
+            }
+        }
+        let now = Instant::now();
+        let finished = w.end.is_some_and(|e| now >= e) || all_ended() || stopping();
+        let warming_up = now < w.measure_from;
+        let mut statements = 0;
+        let mut errors = 0;
+        if !warming_up {
+            let mut row = Vec::with_capacity(counters.len());
+            for (c, p) in counters.iter().zip(prev.iter_mut()) {
+                let t = read(c);
+                row.push(ThreadSecond {
+                    events: t.events - p.events,
+                    statements: t.statements - p.statements,
+                    rows: t.rows - p.rows,
+                    errors: t.errors - p.errors,
+                    retries: t.retries - p.retries,
+                    max_latency_us: c.max_latency_us.swap(0, Ordering::Relaxed),
+                    max_intended_us: c.max_intended_us.swap(0, Ordering::Relaxed),
+                    max_behind_us: c.max_behind_us.swap(0, Ordering::Relaxed),
+                });
+                statements += t.statements - p.statements;
+                errors += t.errors;
+                *p = t;
+            }
+            // The last, partial second is kept only if something happened.
+            if !finished || row.iter().any(|s| !s.is_empty()) {
+                seconds.push(row);
+            }
+        }
+        let elapsed = (now - w.start).as_secs_f64();
+        on_progress(&Progress {
+            label: w.label,
+            warming_up,
+            elapsed,
+            total: total_estimate(w, counters, elapsed),
+            qps: if warming_up { 0.0 } else { statements as f64 },
+            errors,
+        });
+        if finished {
+            return seconds;
+        }
+        next += Duration::from_secs(1);
+        // Align the first measured second with the end of the warm-up.
+        if next < w.measure_from + Duration::from_secs(1) && next > w.measure_from {
+            next = w.measure_from + Duration::from_secs(1);
+        }
+    }
+}
+
+/// Expected total seconds: the deadline, or for fixed work the elapsed time
+/// scaled by the fraction of the quotas done.
+fn total_estimate(w: &Watch<'_>, counters: &[Counters], elapsed: f64) -> f64 {
+    if let Some(e) = w.end {
+        return (e - w.start).as_secs_f64();
+    }
+    let (mut done, mut want) = (0u64, 0u64);
+    for (c, q) in counters.iter().zip(w.quotas) {
+        if let Some(q) = q {
+            done += c.events.load(Ordering::Relaxed).min(*q);
+            want += q;
+        }
+    }
+    if want == 0 || done == 0 {
+        return 0.0;
+    }
+    elapsed * want as f64 / done as f64
+}

@@ -1,0 +1,228 @@
+//! Writing and reading the roles of multi-role steps (schema `IBENCH_ROLES`:
+//! `step_roles`, `step_role_clients`, `step_role_seconds`).
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+use rusqlite::{Connection, Transaction, params};
+use serde::Serialize;
+
+use super::read::get_u64;
+use super::write::{decode_histogram, encode_histogram, int, real};
+use crate::runner::result::{LatencySummary, RoleClient, RoleResult, RoleSecond};
+
+/// A stored role of a step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoleRecord {
+    pub role: String,
+    pub threads: u32,
+    pub events: u64,
+    pub statements: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Intended events per second per thread; `None` when not paced.
+    pub target_rate: Option<f64>,
+    /// From each event's actual start, µs.
+    pub latency_us: LatencySummary,
+    /// From each event's intended start, µs (paced roles): p50, p99, p99.9
+    /// and max are stored; avg and p95 are not and read as 0.
+    pub intended_latency_us: Option<LatencySummary>,
+    pub cpu_secs: f64,
+    pub clients: Vec<RoleClient>,
+    pub per_second: Vec<RoleSecond>,
+    #[serde(skip)]
+    pub histogram_v2: Vec<u8>,
+    #[serde(skip)]
+    pub intended_v2: Option<Vec<u8>>,
+}
+
+impl RoleRecord {
+    /// The latency histogram from the actual start.
+    pub fn histogram(&self) -> Result<Histogram<u64>> {
+        decode_histogram(&self.histogram_v2).with_context(|| format!("role {}", self.role))
+    }
+
+    /// The latency histogram from the intended start, for paced roles.
+    pub fn intended_histogram(&self) -> Result<Option<Histogram<u64>>> {
+        self.intended_v2
+            .as_deref()
+            .map(|b| decode_histogram(b).with_context(|| format!("role {}", self.role)))
+            .transpose()
+    }
+}
+
+/// Writes a step's roles inside the step's transaction.
+pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResult]) -> Result<()> {
+    if roles.is_empty() {
+        return Ok(());
+    }
+    let mut role_insert = tx.prepare(
+        "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
+             retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us,
+             lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs, histogram,
+             intended_histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22)",
+    )?;
+    let mut client_insert = tx.prepare(
+        "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
+             errors, retries, finish_secs, max_behind_us, late_events)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    let mut second_insert = tx.prepare(
+        "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
+             retries, max_latency_us, max_intended_us, max_behind_us)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for r in roles {
+        let l = r.latency();
+        let co = r.intended_latency();
+        let intended = r.intended.as_ref().map(encode_histogram).transpose()?;
+        role_insert
+            .execute(params![
+                step_id,
+                r.role,
+                r.threads,
+                int(r.events),
+                int(r.statements),
+                int(r.rows),
+                int(r.errors),
+                int(r.retries),
+                r.target_rate.map(real),
+                real(l.avg),
+                int(l.p50),
+                int(l.p95),
+                int(l.p99),
+                int(l.p999),
+                int(l.max),
+                co.map(|c| int(c.p50)),
+                co.map(|c| int(c.p99)),
+                co.map(|c| int(c.p999)),
+                co.map(|c| int(c.max)),
+                real(r.cpu_secs),
+                encode_histogram(&r.histogram)?,
+                intended,
+            ])
+            .with_context(|| format!("role {}", r.role))?;
+        for c in &r.clients {
+            client_insert
+                .execute(params![
+                    step_id,
+                    r.role,
+                    c.client,
+                    int(c.events),
+                    int(c.statements),
+                    int(c.rows),
+                    int(c.errors),
+                    int(c.retries),
+                    real(c.finish_secs),
+                    int(c.max_behind_us),
+                    int(c.late_events),
+                ])
+                .with_context(|| format!("role {} client {}", r.role, c.client))?;
+        }
+        for s in &r.per_second {
+            second_insert
+                .execute(params![
+                    step_id,
+                    r.role,
+                    s.client,
+                    s.sec,
+                    int(s.events),
+                    int(s.rows),
+                    int(s.errors),
+                    int(s.retries),
+                    int(s.max_latency_us),
+                    int(s.max_intended_us),
+                    int(s.max_behind_us),
+                ])
+                .with_context(|| format!("role {} second {}", r.role, s.sec))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a step's roles back, in role name order.
+pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleRecord>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM step_roles WHERE step_id = ?1 ORDER BY role")?;
+    let mut roles = stmt
+        .query_map([step_id], |r| {
+            let co_p50: Option<i64> = r.get("co_p50_us")?;
+            let intended_latency_us = match co_p50 {
+                Some(p50) => Some(LatencySummary {
+                    avg: 0.0,
+                    p50: p50.max(0) as u64,
+                    p95: 0,
+                    p99: get_u64(r, "co_p99_us")?,
+                    p999: get_u64(r, "co_p999_us")?,
+                    max: get_u64(r, "co_max_us")?,
+                }),
+                None => None,
+            };
+            Ok(RoleRecord {
+                role: r.get("role")?,
+                threads: r.get("threads")?,
+                events: get_u64(r, "events")?,
+                statements: get_u64(r, "statements")?,
+                rows: get_u64(r, "rows")?,
+                errors: get_u64(r, "errors")?,
+                retries: get_u64(r, "retries")?,
+                target_rate: r.get("target_rate")?,
+                latency_us: LatencySummary {
+                    avg: r.get("lat_avg_us")?,
+                    p50: get_u64(r, "lat_p50_us")?,
+                    p95: get_u64(r, "lat_p95_us")?,
+                    p99: get_u64(r, "lat_p99_us")?,
+                    p999: get_u64(r, "lat_p999_us")?,
+                    max: get_u64(r, "lat_max_us")?,
+                },
+                intended_latency_us,
+                cpu_secs: r.get("cpu_secs")?,
+                clients: Vec::new(),
+                per_second: Vec::new(),
+                histogram_v2: r.get("histogram")?,
+                intended_v2: r.get("intended_histogram")?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut clients = conn.prepare_cached(
+        "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
+    )?;
+    let mut seconds = conn.prepare_cached(
+        "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2 ORDER BY sec, client",
+    )?;
+    for role in &mut roles {
+        role.clients = clients
+            .query_map(params![step_id, role.role], |r| {
+                Ok(RoleClient {
+                    client: r.get("client")?,
+                    events: get_u64(r, "events")?,
+                    statements: get_u64(r, "statements")?,
+                    rows: get_u64(r, "rows")?,
+                    errors: get_u64(r, "errors")?,
+                    retries: get_u64(r, "retries")?,
+                    finish_secs: r.get("finish_secs")?,
+                    max_behind_us: get_u64(r, "max_behind_us")?,
+                    late_events: get_u64(r, "late_events")?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        role.per_second = seconds
+            .query_map(params![step_id, role.role], |r| {
+                Ok(RoleSecond {
+                    client: r.get("client")?,
+                    sec: r.get("sec")?,
+                    events: get_u64(r, "events")?,
+                    rows: get_u64(r, "rows")?,
+                    errors: get_u64(r, "errors")?,
+                    retries: get_u64(r, "retries")?,
+                    max_latency_us: get_u64(r, "max_latency_us")?,
+                    max_intended_us: get_u64(r, "max_intended_us")?,
+                    max_behind_us: get_u64(r, "max_behind_us")?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+    }
+    Ok(roles)
+}
