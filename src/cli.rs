@@ -54,7 +54,8 @@ pub struct ExportArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub results: ResultsArgs,
-    /// Benchmark suite to run.
+    /// Benchmark suite to run: sysbench, ibench (the Insert Benchmark) or
+    /// all (both, sysbench first).
     #[arg(long, default_value = "sysbench")]
     pub suite: String,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
@@ -62,7 +63,9 @@ pub struct RunArgs {
     #[arg(long = "target", short = 't', value_name = "SPEC")]
     pub targets: Vec<String>,
     /// Size profile: quick (minutes, the default), small (1 × 50M rows,
-    /// 600/900 s per test), large (8 × 10M rows).
+    /// 600/900 s per test), large (8 × 10M rows); for the Insert Benchmark
+    /// quick, cpu-bound (8 clients, 10M/16M/4M rows per table) and io-bound
+    /// (8 clients, 250M/4M/1M rows per table).
     #[arg(long, default_value = "quick")]
     pub profile: String,
     /// Only these tests (comma-separated; `random-points` selects all its
@@ -96,9 +99,35 @@ pub struct RunArgs {
     /// Fraction of the reference's postwrite wait to sleep (1 = full).
     #[arg(long)]
     pub postwrite_scale: Option<f64>,
-    /// Seed of the key generators.
+    /// Seed of the key and row generators.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Insert Benchmark: clients, each with its own table piN.
+    #[arg(long)]
+    pub clients: Option<u32>,
+    /// Insert Benchmark: rows per table loaded in l.i0 (X).
+    #[arg(long)]
+    pub rows_load: Option<u64>,
+    /// Insert Benchmark: rows per table inserted and deleted in l.i1 (Y).
+    #[arg(long = "rows-l-i1")]
+    pub rows_l_i1: Option<u64>,
+    /// Insert Benchmark: rows per table inserted and deleted in l.i2 (Z).
+    #[arg(long = "rows-l-i2")]
+    pub rows_l_i2: Option<u64>,
+    /// Insert Benchmark: nominal seconds of each query step (its inserts
+    /// are seconds × rate rows per client).
+    #[arg(long)]
+    pub query_secs: Option<f64>,
+    /// Insert Benchmark: background insert rates of the query steps, rows
+    /// per second per client (comma-separated; one qr and one qp step each).
+    #[arg(long, value_delimiter = ',')]
+    pub insert_rates: Option<Vec<u32>>,
+    /// Insert Benchmark: fraction of the wait after l.i2 to sleep (1 = full).
+    #[arg(long)]
+    pub wait_scale: Option<f64>,
+    /// Insert Benchmark: all clients on table pi1 instead of one table each.
+    #[arg(long)]
+    pub one_table: bool,
     /// Directory with the postgres and initdb binaries to use.
     #[arg(long, value_name = "DIR")]
     pub pg_bindir: Option<PathBuf>,
@@ -140,6 +169,14 @@ impl RunArgs {
                 scan_warm_secs: self.scan_warm_secs,
                 postwrite_scale: self.postwrite_scale,
                 seed: self.seed,
+                clients: self.clients,
+                rows_load: self.rows_load,
+                rows_l_i1: self.rows_l_i1,
+                rows_l_i2: self.rows_l_i2,
+                query_secs: self.query_secs,
+                insert_rates: self.insert_rates.clone(),
+                wait_scale: self.wait_scale,
+                one_table: self.one_table,
             },
             results_dir: self.results.results.clone(),
             reuse_tables: self.reuse_tables,

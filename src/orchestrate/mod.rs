@@ -5,8 +5,10 @@
 //!
 //! - [`provide`]: validation and servers, per target kind;
 //! - [`step`]: the one place a step is measured, stored and printed;
-//! - [`sysbench`]: the sysbench suite's sequence of load, tests, housekeeping.
+//! - [`sysbench`]: the sysbench suite's sequence of load, tests, housekeeping;
+//! - [`ibench`]: the Insert Benchmark's ten steps, housekeeping and wait.
 
+pub mod ibench;
 pub mod provide;
 pub mod step;
 pub mod sysbench;
@@ -78,13 +80,24 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
         tidemark_version: env!("CARGO_PKG_VERSION").to_string(),
         profile: plan.profile.as_str().to_string(),
         suite: plan.suite.as_str().to_string(),
-        params: serde_json::to_value(&plan.sysbench)?,
+        params: match plan.suite {
+            Suite::Sysbench => serde_json::to_value(&plan.sysbench)?,
+            Suite::Ibench => serde_json::to_value(&plan.ibench)?,
+            Suite::All => serde_json::json!({
+                "sysbench": plan.sysbench,
+                "ibench": plan.ibench,
+            }),
+        },
         host,
     })?;
     let view = ProgressView::new();
+    let work = match plan.suite {
+        Suite::Sysbench => format!("{} tests", plan.tests.len()),
+        Suite::Ibench => "Insert Benchmark".to_string(),
+        Suite::All => format!("{} sysbench tests + Insert Benchmark", plan.tests.len()),
+    };
     view.line(&format!(
-        "tidemark run {run_id}: {} tests × {} target(s), profile {}, results in {}",
-        plan.tests.len(),
+        "tidemark run {run_id}: {work} × {} target(s), profile {}, results in {}",
         plan.targets.len(),
         plan.profile.as_str(),
         plan.results_dir.display()
@@ -131,6 +144,12 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
     if !labels.is_empty() {
         print!("{}", summary(&labels, &rows));
     }
+    if plan.suite.runs_ibench() {
+        print!(
+            "{}",
+            crate::report::ibench::summary(&store.load_run(run_id)?)
+        );
+    }
     println!(
         "\nrun {run_id} {status}; results in {} (`tidemark export --run {run_id}`)",
         plan.results_dir.join("results.db").display()
@@ -172,6 +191,13 @@ fn run_target(
     };
     let outcome = match plan.suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),
+        Suite::Ibench => ibench::run(plan, &mut ctx),
+        Suite::All => sysbench::run(plan, &mut ctx).and_then(|()| {
+            if cancelled() {
+                return Ok(());
+            }
+            ibench::run(plan, &mut ctx)
+        }),
     };
     let (status, failure) = match &outcome {
         Ok(()) if cancelled() => ("interrupted", None),

@@ -49,7 +49,12 @@ pub fn validate(plan: &Plan) -> anyhow::Result<Vec<Provider>> {
                     )
                 })?;
                 if plan.existing == load::ExistingTables::Refuse {
-                    load::refuse_foreign_tables(&mut conn)?;
+                    if plan.suite.runs_sysbench() {
+                        load::refuse_foreign_tables(&mut conn)?;
+                    }
+                    if plan.suite.runs_ibench() {
+                        crate::workload::ibench::schema::refuse_foreign_tables(&mut conn)?;
+                    }
                 }
                 out.push(Provider::ExternalPostgres(opts));
             }
@@ -93,7 +98,7 @@ pub fn provide(
                 TargetSpec::ExternalPostgres { .. } => None,
             }
             .unwrap_or_else(|| "base".to_string());
-            let base_config = crate::server::postgres::base_config(plan.profile.as_str())
+            let base_config = crate::server::postgres::base_config(plan.profile.server_size())
                 .context("no shipped PostgreSQL config for this profile")?;
             let dir = server_dir(
                 &plan.results_dir,

@@ -22,6 +22,26 @@ pub struct StepContext<'a> {
     pub rows: Vec<SummaryRow>,
 }
 
+/// How a finished step is shown: the text after its name on the progress
+/// line, and the number its summary row carries.
+pub struct StepLine {
+    pub text: String,
+    pub rate: f64,
+}
+
+/// The sysbench way: QPS, TPS and p99 latency.
+pub fn qps_line(result: &StepResult) -> StepLine {
+    StepLine {
+        text: format!(
+            "{:>10.0} qps {:>9.0} tps  p99 {:>7} µs",
+            result.qps(),
+            result.tps(),
+            result.latency().p99
+        ),
+        rate: result.qps(),
+    }
+}
+
 impl StepContext<'_> {
     /// Runs one step with `run`, stores it in one transaction with its
     /// plans, prints its line, and returns the result. `run` gets the
@@ -38,36 +58,56 @@ impl StepContext<'_> {
             &mut dyn FnMut(&Progress<'_>),
         ) -> Result<StepResult, DbError>,
     ) -> anyhow::Result<StepResult> {
+        self.measure_with(seq, total, info, plans, run, &qps_line)
+    }
+
+    /// [`StepContext::measure`] with the step's line made by `describe`.
+    /// A step whose clients cannot even start (the server is gone) is
+    /// stored as failed with the reason, like one that fails midway.
+    pub fn measure_with(
+        &mut self,
+        seq: u32,
+        total: usize,
+        info: &StepInfo,
+        plans: &[(String, String)],
+        run: impl FnOnce(
+            &dyn Connector,
+            &AtomicBool,
+            &mut dyn FnMut(&Progress<'_>),
+        ) -> Result<StepResult, DbError>,
+        describe: &dyn Fn(&StepResult) -> StepLine,
+    ) -> anyhow::Result<StepResult> {
         let connector = self.server.connector();
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
             view.step(p)
         })
-        .map_err(|e| anyhow::anyhow!("{}: clients could not start: {e}", info.name))?;
+        .unwrap_or_else(|e| StepResult::failed(0, format!("clients could not start: {e}")));
         self.store
             .write_step(self.target_id, seq, &started_at, info, &result, plans)?;
-        let lat = result.latency();
+        let line = describe(&result);
         self.view.line(&format!(
-            "[{}/{}] {} {:<32} {:>10.0} qps {:>9.0} tps  p99 {:>7} µs{}",
+            "[{}/{}] {} {:<32} {}{}",
             seq + 1,
             total,
             self.label,
             info.name,
-            result.qps(),
-            result.tps(),
-            lat.p99,
+            line.text,
             match result.status {
                 StepStatus::Ok => String::new(),
                 s => format!(
                     "  [{}: {} errors{}]",
                     s.as_str(),
                     result.errors,
-                    result
-                        .error_samples
-                        .first()
-                        .map(|e| format!(", e.g. {e}"))
-                        .unwrap_or_default()
+                    match (s, &result.failure) {
+                        (StepStatus::Failed, Some(f)) => format!(": {f}"),
+                        _ => result
+                            .error_samples
+                            .first()
+                            .map(|e| format!(", e.g. {e}"))
+                            .unwrap_or_default(),
+                    }
                 ),
             }
         ));
@@ -75,8 +115,8 @@ impl StepContext<'_> {
             name: info.name.clone(),
             group: info.group,
             reported: info.reported,
-            qps: result.qps(),
-            p99_us: lat.p99,
+            qps: line.rate,
+            p99_us: result.latency().p99,
             errors: result.errors,
             status: result.status.as_str().to_string(),
         });

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
 pub use target::{TargetSpec, parse_setting};
@@ -17,20 +18,40 @@ pub use target::{TargetSpec, parse_setting};
 #[serde(rename_all = "lowercase")]
 pub enum Suite {
     Sysbench,
+    /// The Insert Benchmark.
+    Ibench,
+    /// sysbench, then the Insert Benchmark, on each target.
+    All,
 }
 
 impl Suite {
     pub fn parse(s: &str) -> Result<Suite, String> {
         match s {
             "sysbench" => Ok(Suite::Sysbench),
-            other => Err(format!("unknown suite '{other}': use --suite sysbench")),
+            "ibench" => Ok(Suite::Ibench),
+            "all" => Ok(Suite::All),
+            other => Err(format!(
+                "unknown suite '{other}': use --suite sysbench, ibench or all"
+            )),
         }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Suite::Sysbench => "sysbench",
+            Suite::Ibench => "ibench",
+            Suite::All => "all",
         }
+    }
+
+    /// Whether the sysbench suite runs.
+    pub fn runs_sysbench(self) -> bool {
+        matches!(self, Suite::Sysbench | Suite::All)
+    }
+
+    /// Whether the Insert Benchmark runs.
+    pub fn runs_ibench(self) -> bool {
+        matches!(self, Suite::Ibench | Suite::All)
     }
 }
 
@@ -44,16 +65,22 @@ pub enum Profile {
     Small,
     /// The seeds' large servers: 8 tables × 10M rows, many clients.
     Large,
+    /// Insert Benchmark with the database cached: 8 clients, 10M/16M/4M rows.
+    CpuBound,
+    /// Insert Benchmark larger than memory: 8 clients, 250M/4M/1M rows.
+    IoBound,
 }
 
 impl Profile {
-    pub const NAMES: &'static str = "quick, small, large";
+    pub const NAMES: &'static str = "quick, small, large, cpu-bound, io-bound";
 
     pub fn parse(s: &str) -> Result<Profile, String> {
         match s {
             "quick" => Ok(Profile::Quick),
             "small" => Ok(Profile::Small),
             "large" => Ok(Profile::Large),
+            "cpu-bound" => Ok(Profile::CpuBound),
+            "io-bound" => Ok(Profile::IoBound),
             other => Err(format!(
                 "unknown profile '{other}': use one of {}",
                 Profile::NAMES
@@ -66,10 +93,51 @@ impl Profile {
             Profile::Quick => "quick",
             Profile::Small => "small",
             Profile::Large => "large",
+            Profile::CpuBound => "cpu-bound",
+            Profile::IoBound => "io-bound",
         }
     }
 
-    /// The profile's sysbench numbers before overrides.
+    /// The size of the server configuration this profile ships with
+    /// (`config/postgres/<size>.conf`).
+    pub fn server_size(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Small => "small",
+            Profile::Large | Profile::CpuBound | Profile::IoBound => "large",
+        }
+    }
+
+    /// The profile's Insert Benchmark numbers before overrides; `None` for
+    /// the sysbench-only profiles. Row counts are per client table (X, Y,
+    /// Z in the seeds).
+    pub fn ibench(self) -> Option<IbenchParams> {
+        let (clients, x, y, z, secs, scale) = match self {
+            Profile::Quick => (2, 200_000, 80_000, 20_000, 10.0, 0.05),
+            Profile::CpuBound => (8, 10_000_000, 16_000_000, 4_000_000, 1800.0, 1.0),
+            Profile::IoBound => (8, 250_000_000, 4_000_000, 1_000_000, 1800.0, 1.0),
+            Profile::Small | Profile::Large => return None,
+        };
+        Some(IbenchParams {
+            clients,
+            rows_load: x,
+            rows_l_i1: y,
+            rows_l_i2: z,
+            query_secs: secs,
+            insert_rates: vec![100, 500, 1000],
+            wait_scale: scale,
+            one_table: false,
+            seed: 1,
+        })
+    }
+
+    /// Whether the profile has sysbench sizes.
+    pub fn has_sysbench(self) -> bool {
+        matches!(self, Profile::Quick | Profile::Small | Profile::Large)
+    }
+
+    /// The profile's sysbench numbers before overrides (the Insert
+    /// Benchmark profiles, which have none, get `large`'s).
     pub fn sysbench(self) -> SysbenchParams {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
         match self {
@@ -95,7 +163,7 @@ impl Profile {
                 postwrite_scale: 1.0,
                 seed: 1,
             },
-            Profile::Large => SysbenchParams {
+            Profile::Large | Profile::CpuBound | Profile::IoBound => SysbenchParams {
                 tables: 8,
                 table_size: 10_000_000,
                 threads: cores.max(2),
@@ -122,6 +190,20 @@ pub struct Overrides {
     pub scan_warm_secs: Option<f64>,
     pub postwrite_scale: Option<f64>,
     pub seed: Option<u64>,
+    /// Insert Benchmark: clients (one table each).
+    pub clients: Option<u32>,
+    /// Insert Benchmark: rows per table in l.i0, l.i1, l.i2.
+    pub rows_load: Option<u64>,
+    pub rows_l_i1: Option<u64>,
+    pub rows_l_i2: Option<u64>,
+    /// Insert Benchmark: nominal seconds of each query step.
+    pub query_secs: Option<f64>,
+    /// Insert Benchmark: background insert rates of the query steps.
+    pub insert_rates: Option<Vec<u32>>,
+    /// Insert Benchmark: fraction of the wait after l.i2.
+    pub wait_scale: Option<f64>,
+    /// Insert Benchmark: all clients on one table.
+    pub one_table: bool,
 }
 
 /// One target of the plan.
@@ -142,6 +224,9 @@ pub struct Plan {
     pub targets: Vec<TargetPlan>,
     pub sysbench: SysbenchParams,
     pub tests: Vec<TestDef>,
+    /// The Insert Benchmark's numbers (the profile's quick values when the
+    /// suite does not run it).
+    pub ibench: IbenchParams,
     pub results_dir: PathBuf,
     pub existing: ExistingTables,
     pub pg_bindir: Option<PathBuf>,
@@ -220,7 +305,21 @@ impl Plan {
         if !(p.postwrite_scale >= 0.0 && p.postwrite_scale.is_finite()) {
             return Err("--postwrite-scale must be zero or a positive factor".into());
         }
-        let tests = if input.tests.is_empty() {
+        if suite.runs_sysbench() && !profile.has_sysbench() {
+            return Err(format!(
+                "profile {} is an Insert Benchmark profile: use --suite ibench, or --profile quick, small or large for sysbench",
+                profile.as_str()
+            ));
+        }
+        let ibench = build_ibench(suite, profile, o)?;
+        if suite.runs_ibench() && input.reuse_tables {
+            return Err(
+                "--reuse-tables applies to sysbench only: the Insert Benchmark always loads its tables (pass --drop-existing to replace existing pi tables)".into(),
+            );
+        }
+        let tests = if !suite.runs_sysbench() {
+            Vec::new()
+        } else if input.tests.is_empty() {
             catalog::suite()
         } else {
             catalog::select(&input.tests)?
@@ -275,6 +374,7 @@ impl Plan {
             targets,
             sysbench: p,
             tests,
+            ibench,
             results_dir: input.results_dir,
             existing,
             pg_bindir: input.pg_bindir,
@@ -283,6 +383,66 @@ impl Plan {
             command_line: input.command_line,
         })
     }
+}
+
+/// The Insert Benchmark numbers: the profile's, then the overrides,
+/// validated when the suite runs it.
+fn build_ibench(suite: Suite, profile: Profile, o: &Overrides) -> Result<IbenchParams, String> {
+    let mut p = match profile.ibench() {
+        Some(p) => p,
+        None if suite.runs_ibench() => {
+            return Err(format!(
+                "profile {} has no Insert Benchmark sizes: use --profile quick, cpu-bound or io-bound with --suite {}",
+                profile.as_str(),
+                suite.as_str()
+            ));
+        }
+        None => Profile::Quick.ibench().expect("quick has ibench sizes"),
+    };
+    if let Some(v) = o.clients {
+        p.clients = v;
+    }
+    if let Some(v) = o.rows_load {
+        p.rows_load = v;
+    }
+    if let Some(v) = o.rows_l_i1 {
+        p.rows_l_i1 = v;
+    }
+    if let Some(v) = o.rows_l_i2 {
+        p.rows_l_i2 = v;
+    }
+    if let Some(v) = o.query_secs {
+        p.query_secs = v;
+    }
+    if let Some(v) = &o.insert_rates {
+        p.insert_rates = v.clone();
+    }
+    if let Some(v) = o.wait_scale {
+        p.wait_scale = v;
+    }
+    if let Some(v) = o.seed {
+        p.seed = v;
+    }
+    p.one_table |= o.one_table;
+    if !suite.runs_ibench() {
+        return Ok(p);
+    }
+    if p.clients == 0 {
+        return Err("--clients must be at least 1".into());
+    }
+    if p.rows_load == 0 {
+        return Err("--rows-load must be at least 1 (the deleters need rows to delete)".into());
+    }
+    if !(p.query_secs > 0.0 && p.query_secs.is_finite()) {
+        return Err("--query-secs must be a positive number of seconds".into());
+    }
+    if p.insert_rates.is_empty() || p.insert_rates.contains(&0) {
+        return Err("--insert-rates must list rates of at least 1 row/s, e.g. 100,500,1000".into());
+    }
+    if !(p.wait_scale >= 0.0 && p.wait_scale.is_finite()) {
+        return Err("--wait-scale must be zero or a positive factor".into());
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

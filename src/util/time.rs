@@ -48,7 +48,7 @@ fn format_unix_secs(secs: i64) -> String {
 /// Howard Hinnant, "chrono-Compatible Low-Level Date Algorithms": shift the
 /// year to start in March so the leap day is last, then split into 400-year
 /// eras of 146 097 days.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097); // day of era, [0, 146096]

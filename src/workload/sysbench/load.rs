@@ -22,7 +22,7 @@ pub enum ExistingTables {
 
 /// The marker table in which tidemark records the tables it created, so it
 /// never drops a table someone else owns.
-const MARKER: &str = "tidemark_owned_tables";
+pub(crate) const MARKER: &str = "tidemark_owned_tables";
 
 /// Rows per multi-row INSERT during the load.
 const LOAD_BATCH: u64 = 1000;
@@ -49,7 +49,7 @@ pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
         .collect())
 }
 
-fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
+pub(crate) fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
     conn.execute_text(&format!(
         "CREATE TABLE IF NOT EXISTS {MARKER} (table_name VARCHAR(64) PRIMARY KEY, created_at VARCHAR(40))"
     ))?;

@@ -1,0 +1,157 @@
+//! The Insert Benchmark on one target: create the tables, run the ten
+//! steps in order (each measured and stored the moment it ends), and the
+//! housekeeping and wait between l.i2 and the query steps. A failed step
+//! stops the suite on this target with a message naming what is skipped.
+
+use super::cancelled;
+use super::step::{StepContext, StepLine, qps_line};
+use crate::plan::Plan;
+use crate::runner::{StepResult, process_cpu_secs, run_roles};
+use crate::workload::ibench::metrics::{self, StepMetrics};
+use crate::workload::ibench::{self, Ibench, StepKind, housekeeping, schema};
+
+/// Runs the plan's Insert Benchmark on the context's target.
+pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
+    let connector = ctx.server.connector();
+    let ib = Ibench::new(plan.ibench.clone(), ctx.server.dialect());
+    let p = &ib.params;
+    let steps = ibench::steps(p);
+    // After sysbench's steps when both suites run on this target.
+    let base = ctx.rows.len() as u32;
+    let total = base as usize + steps.len();
+    let label = ctx.label.clone();
+    {
+        let mut admin = connector.connect()?;
+        schema::setup_tables(admin.as_mut(), &ib, plan.existing)?;
+    }
+    ctx.view.line(&format!(
+        "target {label}: Insert Benchmark, {} client(s) on {}, {} / {} / {} rows per table in l.i0 / l.i1 / l.i2",
+        p.clients,
+        ib.tables().join(","),
+        p.rows_load,
+        p.rows_l_i1,
+        p.rows_l_i2
+    ));
+    let mut housekept = false;
+    for (i, step) in steps.iter().enumerate() {
+        if cancelled() {
+            break;
+        }
+        let skip_rest = |ctx: &StepContext<'_>, what: &str, from: usize| {
+            let rest: Vec<&str> = steps[from..].iter().map(|s| s.name.as_str()).collect();
+            if rest.is_empty() {
+                ctx.view.line(&format!("target {label}: {what}"));
+            } else {
+                ctx.view.line(&format!(
+                    "target {label}: {what}; skipping the remaining Insert Benchmark steps: {}",
+                    rest.join(", ")
+                ));
+            }
+        };
+        if matches!(step.kind, StepKind::Query(_)) && !housekept {
+            housekept = true;
+            let budget = housekeeping::wait_budget(ib.rows_loaded(), p.wait_scale);
+            ctx.view.phase(
+                &format!(
+                    "{label} housekeeping after l.i2 (wait {:.0}s)",
+                    budget.as_secs_f64()
+                ),
+                1.0,
+            );
+            match housekeeping::run(
+                connector.as_ref(),
+                &ib.tables(),
+                budget,
+                super::cancel_flag(),
+            ) {
+                Ok(notes) => {
+                    for note in notes {
+                        ctx.view.line(&format!("target {label}: {note}"));
+                    }
+                }
+                Err(e) => {
+                    skip_rest(ctx, &format!("housekeeping after l.i2 failed ({e:#})"), i);
+                    return Err(e.context("housekeeping after l.i2"));
+                }
+            }
+            if cancelled() {
+                break;
+            }
+        }
+        let seq = base + i as u32;
+        let plans = match step.kind {
+            StepKind::Query(_) => match connector.connect() {
+                Ok(mut admin) => ib.explain(step, admin.as_mut()),
+                Err(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let info = ib.step_info(step, seq);
+        let roles_plan = ib.roles_plan(step, seq, &label);
+        let outcome = ctx.measure_with(
+            seq,
+            total,
+            &info,
+            &plans,
+            |conn, cancel, progress| {
+                let cpu0 = process_cpu_secs();
+                let mut r = run_roles(roles_plan, conn, cancel, progress)?;
+                let cpu = process_cpu_secs() - cpu0;
+                let m = metrics::derive(step, &r, ib.rows_loaded(), p.clients, Some(cpu));
+                r.metrics = serde_json::to_value(&m).ok();
+                Ok(r)
+            },
+            &describe,
+        );
+        if let Err(e) = outcome {
+            skip_rest(ctx, &format!("{} did not finish", step.name), i + 1);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The progress line of an ibench step: its rate (ips or qps), the insert
+/// rate, the largest response time, the SLA and the spread of finish times.
+fn describe(r: &StepResult) -> StepLine {
+    let Some(m) = r
+        .metrics
+        .clone()
+        .and_then(|v| serde_json::from_value::<StepMetrics>(v).ok())
+    else {
+        return qps_line(r);
+    };
+    let sla = match &m.sla {
+        Some(s) if s.failed => format!(
+            "  SLA FAILED: {:.0} of {:.0} ips ({:.1}%)",
+            s.achieved_ips,
+            s.target_ips,
+            s.ratio * 100.0
+        ),
+        Some(s) => format!(
+            "  SLA ok ({:.1}%, {} of {} s below 95%)",
+            s.ratio * 100.0,
+            s.secs_below,
+            s.secs_measured
+        ),
+        None => String::new(),
+    };
+    let fair = m
+        .fairness
+        .as_ref()
+        .filter(|f| f.clients.len() > 1)
+        .map(|f| format!("  finish spread {:.1}s ({:.1}%)", f.diff, f.pct))
+        .unwrap_or_default();
+    let inserts = if m.sla.is_some() {
+        format!("  ips {:.0}", m.ips)
+    } else {
+        String::new()
+    };
+    StepLine {
+        text: format!(
+            "{:>10.0} {}  {:.1}s  maxop {:.3}s{inserts}{sla}{fair}",
+            m.rate, m.rate_unit, m.secs, m.maxop_secs
+        ),
+        rate: m.rate,
+    }
+}

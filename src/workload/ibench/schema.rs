@@ -1,0 +1,119 @@
+//! The `piN` tables: guarding tables tidemark did not create, dropping the
+//! ones it did, and creating them again before l.i0 (the reference drops
+//! and recreates its database at that point).
+//!
+//! Ownership is recorded in the same marker table the sysbench suite uses,
+//! so tidemark never drops a `piN` table someone else made.
+
+use super::Ibench;
+use super::sql;
+use crate::db::{Conn, DbError, Dialect};
+use crate::workload::sysbench::load::{ExistingTables, MARKER, owned_tables};
+
+/// Whether `name` is an Insert Benchmark table name (`pi` + digits).
+fn is_ibench_table(name: &str) -> bool {
+    name.strip_prefix("pi")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `piN` tables of the connection's current schema/database.
+pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
+    let q = match conn.dialect() {
+        Dialect::Postgres => {
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'pi%' ORDER BY 1"
+        }
+        Dialect::Mysql => {
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'pi%' ORDER BY 1"
+        }
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'pi%' ORDER BY 1"
+        }
+    };
+    Ok(conn
+        .query_text(q)?
+        .into_iter()
+        .filter_map(|mut r| r.pop().flatten())
+        .filter(|t| is_ibench_table(t))
+        .collect())
+}
+
+fn foreign_message(tables: &[String]) -> String {
+    format!(
+        "the target database already has table(s) {} that tidemark did not create: pass --drop-existing to drop them before the Insert Benchmark loads its own, or use another database",
+        tables.join(", ")
+    )
+}
+
+/// Refuses, without changing anything, when the database has `piN` tables
+/// tidemark did not create (checked before any server work starts).
+pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
+    let existing = existing_tables(conn)?;
+    if existing.is_empty() {
+        return Ok(());
+    }
+    let owned: Vec<String> = conn
+        .query_text(&format!("SELECT table_name FROM {MARKER}"))
+        .map(|rows| {
+            rows.into_iter()
+                .filter_map(|mut r| r.pop().flatten())
+                .collect()
+        })
+        .unwrap_or_default();
+    let foreign: Vec<String> = existing
+        .into_iter()
+        .filter(|t| !owned.contains(t))
+        .collect();
+    if !foreign.is_empty() {
+        anyhow::bail!(foreign_message(&foreign));
+    }
+    Ok(())
+}
+
+/// Drops the `piN` tables the policy allows and creates the run's tables,
+/// recording them as tidemark's. The error is one line naming the flag.
+pub fn setup_tables(
+    conn: &mut dyn Conn,
+    ib: &Ibench,
+    policy: ExistingTables,
+) -> anyhow::Result<()> {
+    let existing = existing_tables(conn)?;
+    let owned = owned_tables(conn)?;
+    let foreign: Vec<String> = existing
+        .iter()
+        .filter(|t| !owned.contains(t))
+        .cloned()
+        .collect();
+    // Only --drop-existing may drop a table tidemark did not create.
+    if policy != ExistingTables::Drop && !foreign.is_empty() {
+        anyhow::bail!(foreign_message(&foreign));
+    }
+    for t in &existing {
+        conn.execute_text(&format!("DROP TABLE {t}"))?;
+        conn.execute_text(&format!("DELETE FROM {MARKER} WHERE table_name = '{t}'"))?;
+    }
+    for t in ib.tables() {
+        for stmt in sql::create_table(ib.dialect, &t) {
+            conn.execute_text(&stmt)?;
+        }
+        conn.execute_text(&format!(
+            "INSERT INTO {MARKER} (table_name, created_at) VALUES ('{t}', '{}')",
+            crate::util::time::now_rfc3339()
+        ))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_pi_and_digits_are_ours_to_consider() {
+        assert!(is_ibench_table("pi1"));
+        assert!(is_ibench_table("pi12"));
+        assert!(!is_ibench_table("pi"));
+        assert!(!is_ibench_table("pizza"));
+        assert!(!is_ibench_table("pi1_old"));
+        assert!(!is_ibench_table("sbtest1"));
+    }
+}

@@ -1,0 +1,369 @@
+//! The Insert Benchmark against a real managed PostgreSQL, checked from the
+//! server's side: row counts, indexes, plans, the connections each role
+//! holds (pg_stat_activity), and an SLA failure caused by a lock.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use tidemark::db::{Conn, Connector, Dialect};
+use tidemark::runner::{StepStatus, run_roles};
+use tidemark::workload::ibench::client::QueryKind;
+use tidemark::workload::ibench::{
+    self, Ibench, IbenchParams, StepKind, housekeeping, metrics, schema,
+};
+use tidemark::workload::sysbench::load::ExistingTables;
+
+fn count(admin: &mut dyn Conn, table: &str) -> i64 {
+    scalar_i64(admin, &format!("SELECT count(*) FROM {table}"))
+}
+
+/// Connections of tidemark's role threads: application name → backend pid.
+fn role_connections(admin: &mut dyn Conn) -> Vec<(String, String)> {
+    admin
+        .query_text(
+            "SELECT application_name, pid::text FROM pg_stat_activity \
+             WHERE application_name LIKE 'tidemark/%' ORDER BY 1",
+        )
+        .unwrap()
+        .into_iter()
+        .map(|r| (r[0].clone().unwrap(), r[1].clone().unwrap()))
+        .collect()
+}
+
+#[test]
+fn every_step_does_its_work_as_the_server_sees_it() {
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let connector = PgConnector(server.connect_options());
+    let mut admin = connector.connect().unwrap();
+    let params = IbenchParams {
+        clients: 2,
+        rows_load: 30_000,
+        rows_l_i1: 10_000,
+        rows_l_i2: 2_000,
+        query_secs: 4.0,
+        insert_rates: vec![100, 500, 1000],
+        wait_scale: 0.0,
+        one_table: false,
+        seed: 7,
+    };
+    let ib = Ibench::new(params, Dialect::Postgres);
+    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
+    let steps = ibench::steps(&ib.params);
+    assert_eq!(steps.len(), 10);
+    let cancel = AtomicBool::new(false);
+    let mut rows_after_lx = 0;
+    for (i, step) in steps.iter().enumerate() {
+        if step.name == "qr100" {
+            let notes =
+                housekeeping::run(&connector, &ib.tables(), Duration::ZERO, &cancel).unwrap();
+            assert!(notes.is_empty(), "{notes:?}");
+            // Vacuum made the covering indexes usable as index-only scans.
+            let plans = ib.explain(step, admin.as_mut());
+            assert_eq!(plans.len(), 3);
+            for ((_, plan), index) in plans
+                .iter()
+                .zip(["marketsegment", "registersegment", "pdc"])
+            {
+                assert!(
+                    plan.contains(&format!("Index Only Scan using pi1_{index}")),
+                    "{plan}"
+                );
+            }
+        }
+        let plan = ib.roles_plan(step, i as u32, "test");
+        // While qr100 runs, watch the connections from the server's side.
+        let watching = AtomicBool::new(step.name == "qr100");
+        let (r, seen) = std::thread::scope(|s| {
+            let watcher = s.spawn(|| {
+                let mut conn = connector.connect().unwrap();
+                let mut seen: Vec<Vec<(String, String)>> = Vec::new();
+                while watching.load(Ordering::Relaxed) {
+                    let now = role_connections(conn.as_mut());
+                    if now.len() == 8 {
+                        seen.push(now);
+                    }
+                    std::thread::sleep(Duration::from_millis(150));
+                }
+                seen
+            });
+            let r = run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap();
+            watching.store(false, Ordering::Relaxed);
+            (r, watcher.join().unwrap())
+        });
+        assert_eq!(
+            r.status,
+            StepStatus::Ok,
+            "{}: {:?} {:?}",
+            step.name,
+            r.failure,
+            r.error_samples
+        );
+        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
+        let f = m.fairness.as_ref().unwrap();
+        assert_eq!(
+            f.clients.len(),
+            2,
+            "{}: one fairness row per client",
+            step.name
+        );
+        assert_eq!(r.clients.len(), 2);
+        let counts: Vec<i64> = ib
+            .tables()
+            .iter()
+            .map(|t| count(admin.as_mut(), t))
+            .collect();
+        match step.kind {
+            StepKind::Load => assert_eq!(counts, [30_000, 30_000]),
+            StepKind::CreateIndexes => {
+                assert_eq!(counts, [30_050, 30_050], "l.x inserts 100 rows in all");
+                rows_after_lx = counts[0];
+                for t in ib.tables() {
+                    let names = admin
+                        .query_text(&format!(
+                            "SELECT indexname FROM pg_indexes WHERE tablename = '{t}' ORDER BY 1"
+                        ))
+                        .unwrap();
+                    let names: Vec<String> =
+                        names.into_iter().map(|r| r[0].clone().unwrap()).collect();
+                    assert_eq!(
+                        names,
+                        [
+                            format!("{t}_marketsegment"),
+                            format!("{t}_pdc"),
+                            format!("{t}_pkey"),
+                            format!("{t}_registersegment")
+                        ]
+                    );
+                }
+                assert_eq!(m.ips, (60_000.0 + 100.0) / r.secs);
+            }
+            StepKind::InsertDelete | StepKind::Query(_) => {
+                assert_eq!(
+                    counts,
+                    [rows_after_lx, rows_after_lx],
+                    "{}: the deleter kept the row count",
+                    step.name
+                );
+                let (ins, del) = (r.role("insert").unwrap(), r.role("delete").unwrap());
+                assert_eq!(ins.rows, 2 * step.rows_per_client, "{}", step.name);
+                assert_eq!(del.rows, ins.rows, "{}", step.name);
+            }
+        }
+        if let StepKind::Query(kind) = step.kind {
+            let q = r.role("query").unwrap();
+            assert!(q.events > 100, "{}: {} queries", step.name, q.events);
+            let per_query = q.rows as f64 / q.events as f64;
+            if kind == QueryKind::Range {
+                // 10 rows each; `cashregisterid > 999` (1 in 3000) finds none.
+                assert!(per_query > 9.95 && per_query <= 10.0, "{per_query}");
+            } else {
+                assert!(per_query > 5.0 && per_query <= 10.0, "{per_query}");
+            }
+            let sla = m.sla.as_ref().unwrap();
+            assert_eq!(sla.target_ips, 2.0 * f64::from(step.rate.unwrap()));
+            assert!(
+                (0.95..=1.05).contains(&sla.ratio),
+                "{}: achieved {} of {} rows/s",
+                step.name,
+                sla.achieved_ips,
+                sla.target_ips
+            );
+            assert!(!sla.failed);
+            let nominal = step.rows_per_client as f64 / f64::from(step.rate.unwrap());
+            assert!(r.secs >= nominal - 0.01, "{} s for {nominal} s", r.secs);
+            let ins = r.role("insert").unwrap();
+            assert!(
+                ins.intended.is_some(),
+                "paced inserts measure from the schedule"
+            );
+        }
+        if step.name == "qr100" {
+            // One connection per role and client, the same one all step long.
+            assert!(seen.len() >= 5, "only {} samples", seen.len());
+            let mut pids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for sample in &seen {
+                for (name, pid) in sample {
+                    pids.entry(name.clone()).or_default().insert(pid.clone());
+                }
+            }
+            let names: Vec<&str> = pids.keys().map(String::as_str).collect();
+            assert_eq!(
+                names,
+                [
+                    "tidemark/delete/1",
+                    "tidemark/delete/2",
+                    "tidemark/ids/1",
+                    "tidemark/ids/2",
+                    "tidemark/insert/1",
+                    "tidemark/insert/2",
+                    "tidemark/query/1",
+                    "tidemark/query/2"
+                ]
+            );
+            for (name, set) in &pids {
+                assert_eq!(set.len(), 1, "{name} used {set:?}");
+            }
+        }
+    }
+    drop(admin);
+    server.stop().unwrap();
+}
+
+/// Waits until `pred` holds on the role connections, up to `secs`.
+fn wait_for(
+    conn: &mut dyn Conn,
+    secs: u64,
+    pred: impl Fn(&[(String, String)]) -> bool,
+) -> Vec<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let now = role_connections(conn);
+        if pred(&now) {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "timed out; saw {now:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pid_of<'a>(conns: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    conns
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, p)| p.as_str())
+}
+
+#[test]
+fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on() {
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let opts = server.connect_options();
+    let connector = PgConnector(opts.clone());
+    let url = format!("postgres://tidemark@127.0.0.1:{}/tidemark", opts.port);
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "--suite",
+        "ibench",
+        "--results",
+        &results,
+        "--target",
+        &url,
+        "--target",
+        &url,
+        "--clients",
+        "2",
+        "--rows-load",
+        "5000",
+        "--rows-l-i1",
+        "1000",
+        "--rows-l-i2",
+        "500",
+        "--query-secs",
+        "3",
+        "--insert-rates",
+        "100,500",
+        "--wait-scale",
+        "0",
+    ];
+    let (out, ()) = std::thread::scope(|s| {
+        let run = s.spawn(|| run_tidemark(&args));
+        let mut conn = connector.connect().unwrap();
+        // qr100 of the first target: hold a lock on client 1's table.
+        let qr = wait_for(conn.as_mut(), 120, |c| {
+            pid_of(c, "tidemark/query/1").is_some()
+        });
+        let qr_query = pid_of(&qr, "tidemark/query/1").unwrap().to_string();
+        conn.execute_text("BEGIN").unwrap();
+        conn.execute_text("LOCK TABLE pi1 IN ACCESS EXCLUSIVE MODE")
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(4));
+        conn.execute_text("COMMIT").unwrap();
+        // qp100: its query thread is a new connection. Cut every role's.
+        wait_for(conn.as_mut(), 60, |c| {
+            pid_of(c, "tidemark/query/1").is_some_and(|p| p != qr_query)
+        });
+        std::thread::sleep(Duration::from_millis(700));
+        conn.query_text(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name LIKE 'tidemark/%'",
+        )
+        .unwrap();
+        (run.join().unwrap(), ())
+    });
+    let err = stderr(&out);
+    let text = stdout(&out);
+    eprintln!("{err}\n{text}");
+    assert_eq!(out.status.code(), Some(1), "a target failed: {err}\n{text}");
+    let qr_line = err
+        .lines()
+        .find(|l| l.contains(" qr100 "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(qr_line.contains("SLA FAILED"), "{qr_line}");
+    assert!(
+        err.contains(
+            "qp100 did not finish; skipping the remaining Insert Benchmark steps: qr500, qp500"
+        ),
+        "{err}"
+    );
+    assert!(text.contains("background insert rate"), "{text}");
+
+    let export = run_tidemark(&["export", "--results", &results]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let targets = doc["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets[0]["status"], "failed");
+    assert_eq!(targets[1]["status"], "finished", "the next target went on");
+    let steps = |t: usize| targets[t]["steps"].as_array().unwrap().clone();
+    let by_name = |t: usize, n: &str| {
+        steps(t)
+            .into_iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    assert_eq!(
+        steps(0).len(),
+        6,
+        "l.i0..l.i2, qr100, qp100 stored; the rest skipped"
+    );
+    let qr = by_name(0, "qr100");
+    assert_eq!(qr["status"], "ok");
+    let sla = &qr["metrics"]["sla"];
+    assert_eq!(sla["failed"], true, "{sla}");
+    assert!(sla["secs_below"].as_u64().unwrap() >= 2, "{sla}");
+    assert!(sla["max_behind_ms"].as_f64().unwrap() > 2_000.0, "{sla}");
+    let qp = by_name(0, "qp100");
+    assert_eq!(qp["status"], "failed");
+    assert!(
+        qp["failure"].as_str().unwrap().contains("connection lost"),
+        "{}",
+        qp["failure"]
+    );
+    assert!(
+        !qp["per_second"].as_array().unwrap().is_empty(),
+        "the partial per-second data is kept"
+    );
+    assert!(!qp["roles"].as_array().unwrap().is_empty());
+    // The second target ran every step; its query steps kept their rate.
+    assert_eq!(steps(1).len(), 8);
+    for s in steps(1) {
+        assert_eq!(s["status"], "ok", "{}", s["name"]);
+        assert_eq!(s["clients"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            s["metrics"]["fairness"]["clients"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        if s["name"].as_str().unwrap().starts_with('q') {
+            assert_eq!(s["metrics"]["sla"]["failed"], false, "{}", s["name"]);
+        }
+    }
+    server.stop().unwrap();
+}
