@@ -367,3 +367,69 @@ fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on
     }
     server.stop().unwrap();
 }
+
+#[test]
+fn suite_all_runs_sysbench_then_the_insert_benchmark() {
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = run_tidemark(&[
+        "run",
+        "--suite",
+        "all",
+        "--results",
+        results,
+        "--tests",
+        "point-query",
+        "--table-size",
+        "2000",
+        "--read-secs",
+        "0.5",
+        "--warmup-secs",
+        "0",
+        "--clients",
+        "2",
+        "--rows-load",
+        "2000",
+        "--rows-l-i1",
+        "200",
+        "--rows-l-i2",
+        "50",
+        "--query-secs",
+        "1",
+        "--insert-rates",
+        "100",
+        "--wait-scale",
+        "0",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let export = run_tidemark(&["export", "--results", results]);
+    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["suite"], "all");
+    assert_eq!(run["params"]["ibench"]["clients"], 2);
+    assert_eq!(run["params"]["sysbench"]["table_size"], 2000);
+    let names: Vec<&str> = run["targets"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "point-query_range=100",
+            "l.i0",
+            "l.x",
+            "l.i1",
+            "l.i2",
+            "qr100",
+            "qp100"
+        ]
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("point queries") && text.contains("Insert Benchmark"),
+        "{text}"
+    );
+}

@@ -521,4 +521,110 @@ mod tests {
             assert!(!e.contains('\n'), "{e:?} is one line");
         }
     }
+
+    #[test]
+    fn ibench_profiles_carry_the_seeds_numbers_and_take_overrides() {
+        let mut i = input();
+        i.suite = "ibench".into();
+        let p = Plan::build(i.clone()).unwrap();
+        assert_eq!(p.suite, Suite::Ibench);
+        assert!(p.tests.is_empty(), "no sysbench tests");
+        let q = &p.ibench;
+        assert_eq!(
+            (q.clients, q.rows_load, q.rows_l_i1, q.rows_l_i2),
+            (2, 200_000, 80_000, 20_000)
+        );
+        assert_eq!(q.insert_rates, [100, 500, 1000]);
+        i.profile = "io-bound".into();
+        let p = Plan::build(i.clone()).unwrap();
+        assert_eq!(
+            (
+                p.ibench.clients,
+                p.ibench.rows_load,
+                p.ibench.rows_l_i1,
+                p.ibench.rows_l_i2
+            ),
+            (8, 250_000_000, 4_000_000, 1_000_000)
+        );
+        assert_eq!(p.ibench.query_secs, 1800.0);
+        assert_eq!(Profile::CpuBound.ibench().unwrap().rows_l_i1, 16_000_000);
+        assert_eq!(p.profile.server_size(), "large");
+        i.overrides.clients = Some(3);
+        i.overrides.rows_load = Some(1_000);
+        i.overrides.rows_l_i1 = Some(10);
+        i.overrides.rows_l_i2 = Some(5);
+        i.overrides.query_secs = Some(2.5);
+        i.overrides.insert_rates = Some(vec![7]);
+        i.overrides.wait_scale = Some(0.0);
+        i.overrides.one_table = true;
+        i.overrides.seed = Some(99);
+        let p = Plan::build(i).unwrap();
+        assert_eq!(
+            p.ibench,
+            IbenchParams {
+                clients: 3,
+                rows_load: 1_000,
+                rows_l_i1: 10,
+                rows_l_i2: 5,
+                query_secs: 2.5,
+                insert_rates: vec![7],
+                wait_scale: 0.0,
+                one_table: true,
+                seed: 99,
+            }
+        );
+        let mut all = input();
+        all.suite = "all".into();
+        let p = Plan::build(all).unwrap();
+        assert!(p.suite.runs_sysbench() && p.suite.runs_ibench());
+        assert_eq!(p.tests.len(), 38);
+    }
+
+    #[test]
+    fn bad_ibench_input_gives_one_line_errors() {
+        type Edit = Box<dyn Fn(&mut PlanInput)>;
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|i| i.overrides.clients = Some(0)), "--clients"),
+            (Box::new(|i| i.overrides.rows_load = Some(0)), "--rows-load"),
+            (
+                Box::new(|i| i.overrides.query_secs = Some(0.0)),
+                "--query-secs",
+            ),
+            (
+                Box::new(|i| i.overrides.insert_rates = Some(vec![100, 0])),
+                "--insert-rates",
+            ),
+            (
+                Box::new(|i| i.overrides.wait_scale = Some(-1.0)),
+                "--wait-scale",
+            ),
+            (
+                Box::new(|i| i.reuse_tables = true),
+                "--reuse-tables applies to sysbench",
+            ),
+            (
+                Box::new(|i| i.profile = "large".into()),
+                "profile large has no Insert Benchmark sizes",
+            ),
+            (
+                Box::new(|i| {
+                    i.suite = "sysbench".into();
+                    i.profile = "cpu-bound".into()
+                }),
+                "profile cpu-bound is an Insert Benchmark profile",
+            ),
+        ];
+        for (edit, want) in cases {
+            let mut i = input();
+            i.suite = "ibench".into();
+            edit(&mut i);
+            let e = Plan::build(i).unwrap_err();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+            assert!(!e.contains('\n'), "{e:?} is one line");
+        }
+        // Insert Benchmark flags are not checked when it does not run.
+        let mut i = input();
+        i.overrides.clients = Some(0);
+        assert!(Plan::build(i).is_ok());
+    }
 }

@@ -226,3 +226,124 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
     }
     Ok(roles)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::runner::result::new_histogram;
+    use crate::store::Store;
+    use crate::store::tests::{plans, run_info, step_info, step_result, target};
+
+    fn role(name: &str, paced: bool) -> RoleResult {
+        let mut h = new_histogram();
+        for v in [100u64, 200, 300, 40_000] {
+            h.record(v).unwrap();
+        }
+        let intended = paced.then(|| {
+            let mut i = new_histogram();
+            i.record(2_000_000).unwrap();
+            i
+        });
+        RoleResult {
+            role: name.into(),
+            threads: 2,
+            events: 40,
+            statements: 40,
+            rows: 2_000,
+            errors: 1,
+            retries: 2,
+            target_rate: paced.then_some(2.0),
+            histogram: h,
+            intended,
+            cpu_secs: 0.25,
+            clients: (0..2)
+                .map(|client| RoleClient {
+                    client,
+                    events: 20,
+                    statements: 20,
+                    rows: 1_000,
+                    errors: client.into(),
+                    retries: 1,
+                    finish_secs: 10.0 + f64::from(client),
+                    max_behind_us: 1_500 * u64::from(client),
+                    late_events: u64::from(client),
+                })
+                .collect(),
+            per_second: (0..3)
+                .flat_map(|sec| {
+                    (0..2).map(move |client| RoleSecond {
+                        client,
+                        sec,
+                        events: 2,
+                        rows: 100,
+                        errors: 0,
+                        retries: 0,
+                        max_latency_us: 300 + u64::from(sec),
+                        max_intended_us: 900,
+                        max_behind_us: u64::from(client),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn roles_and_metrics_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let run = store.begin_run(&run_info()).unwrap();
+        let t = store.add_target(run, 0, &target(5)).unwrap();
+        let mut r = step_result(0);
+        r.roles = vec![role("insert", true), role("query", false)];
+        r.metrics = Some(json!({"ips": 200.0, "sla": {"failed": false}}));
+        store
+            .write_step(t, 0, "2026-11-20T23:50:00Z", &step_info(0), &r, &plans(0))
+            .unwrap();
+        // A step without roles stores none.
+        store
+            .write_step(
+                t,
+                1,
+                "2026-11-20T23:51:00Z",
+                &step_info(1),
+                &step_result(1),
+                &[],
+            )
+            .unwrap();
+        let loaded = store.load_run(run).unwrap();
+        let steps = &loaded.targets[0].steps;
+        assert!(steps[1].roles.is_empty() && steps[1].metrics.is_none());
+        let s = &steps[0];
+        assert_eq!(s.metrics.as_ref().unwrap()["ips"], 200.0);
+        assert_eq!(s.roles.len(), 2);
+        let ins = &s.roles[0];
+        let want = role("insert", true);
+        assert_eq!(ins.role, "insert");
+        assert_eq!(
+            (ins.events, ins.rows, ins.errors, ins.retries, ins.threads),
+            (40, 2_000, 1, 2, 2)
+        );
+        assert_eq!(ins.target_rate, Some(2.0));
+        assert_eq!(ins.latency_us, want.latency());
+        assert_eq!(ins.clients, want.clients);
+        assert_eq!(ins.per_second, want.per_second);
+        assert_eq!(ins.histogram().unwrap(), want.histogram);
+        assert_eq!(ins.intended_histogram().unwrap(), want.intended);
+        let co = ins.intended_latency_us.unwrap();
+        assert_eq!(co.max, want.intended_latency().unwrap().max);
+        let q = &s.roles[1];
+        assert!(q.target_rate.is_none() && q.intended_latency_us.is_none());
+        assert!(q.intended_histogram().unwrap().is_none());
+
+        let mut out = Vec::new();
+        crate::store::export_json(&store, Some(run), &mut out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let js = &doc["runs"][0]["targets"][0]["steps"];
+        assert_eq!(js[0]["roles"][0]["role"], "insert");
+        assert_eq!(js[0]["roles"][0]["per_second"].as_array().unwrap().len(), 6);
+        assert_eq!(js[0]["metrics"]["sla"]["failed"], false);
+        assert!(js[1].get("roles").is_none() && js[1].get("metrics").is_none());
+    }
+}
