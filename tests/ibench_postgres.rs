@@ -17,6 +17,14 @@ use tidemark::workload::ibench::{
 };
 use tidemark::workload::sysbench::load::ExistingTables;
 
+/// The tests here measure rates, so they run one at a time: a concurrent
+/// test's server would make the machine busy, not the server under test.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn count(admin: &mut dyn Conn, table: &str) -> i64 {
     scalar_i64(admin, &format!("SELECT count(*) FROM {table}"))
 }
@@ -36,6 +44,7 @@ fn role_connections(admin: &mut dyn Conn) -> Vec<(String, String)> {
 
 #[test]
 fn every_step_does_its_work_as_the_server_sees_it() {
+    let _serial = serial();
     let dir = server_tempdir();
     let mut server = start_pg(dir.path(), &[]);
     let connector = PgConnector(server.connect_options());
@@ -210,6 +219,27 @@ fn every_step_does_its_work_as_the_server_sees_it() {
             }
         }
     }
+
+    // An error storm: pi2 disappears mid-step; its threads fail statement
+    // after statement, the step stops and is reported failed, with what it
+    // measured until then.
+    let plan = ib.roles_plan(&steps[4], 99, "test");
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(700));
+            let mut conn = connector.connect().unwrap();
+            conn.execute_text("DROP TABLE pi2").unwrap();
+        });
+        run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap()
+    });
+    assert_eq!(r.status, StepStatus::Failed);
+    let failure = r.failure.clone().unwrap();
+    assert!(
+        failure.starts_with("client 2 ") && failure.contains("error storm"),
+        "{failure}"
+    );
+    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
+    assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
     drop(admin);
     server.stop().unwrap();
 }
@@ -240,6 +270,7 @@ fn pid_of<'a>(conns: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 #[test]
 fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on() {
+    let _serial = serial();
     let dir = server_tempdir();
     let mut server = start_pg(dir.path(), &[]);
     let opts = server.connect_options();
@@ -370,6 +401,7 @@ fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on
 
 #[test]
 fn suite_all_runs_sysbench_then_the_insert_benchmark() {
+    let _serial = serial();
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();

@@ -245,7 +245,9 @@ impl Ibench {
     pub fn roles_plan(&self, step: &StepDef, seq: u32, label: &str) -> RolesPlan {
         let roles = step.roles();
         let per = roles.len();
-        let shared_all = self.params.one_table.then(|| ClientShared::new(true));
+        let wants_max = step.kind == StepKind::Query(QueryKind::Point);
+        // With one table, its clients share one oldest-id cursor.
+        let shared_all = self.params.one_table.then(|| ClientShared::new(wants_max));
         let mut threads = Vec::new();
         let d = self.dialect;
         let rpc = step.rows_per_commit;
@@ -255,7 +257,6 @@ impl Ibench {
             let seed = client_seed(self.params.seed, seq, c);
             let base = c as usize * per;
             let (ins, del) = (base, base + 1);
-            let wants_max = step.kind == StepKind::Query(QueryKind::Point);
             let shared = shared_all
                 .clone()
                 .unwrap_or_else(|| ClientShared::new(wants_max));
