@@ -229,9 +229,18 @@ fn markdown_shows_the_three_summary_tables_and_fairness() {
     assert!(md.contains("| dbms | l.i0 | l.i1 | qr100 |"), "{md}");
     // pg18's qr100 missed its SLA: marked in every table.
     assert!(md.contains("| pg18 | 47000 | 1100 | 5000 † |"), "{md}");
-    assert!(md.contains("| pg18 | _0.94_ | **1.10** | **1.25** † |"), "{md}");
-    assert!(md.contains("| pg18 | 150 † |") && md.contains("| target | 200 |"), "{md}");
-    assert!(md.contains("| pg17 | 2 | 100 | 150 | 50.0 | 50.0 |"), "{md}");
+    assert!(
+        md.contains("| pg18 | _0.94_ | **1.10** | **1.25** † |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| pg18 | 150 † |") && md.contains("| target | 200 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| pg17 | 2 | 100 | 150 | 50.0 | 50.0 |"),
+        "{md}"
+    );
     assert!(md.contains("Metrics of l.i1:"), "{md}");
 }
 
@@ -240,6 +249,10 @@ fn html_greys_sla_failures_and_draws_the_per_second_lines() {
     let r = report_with(section(&two_targets(), Bands::IBENCH).unwrap());
     let html = crate::report::html::render(&r);
     assert!(html.contains(r#"<td class="sla">5000</td>"#), "{html}");
-    assert_eq!(html.matches("class=\"chart lines\"").count(), 2, "ips and max rt of l.i1");
+    assert_eq!(
+        html.matches("class=\"chart lines\"").count(),
+        2,
+        "ips and max rt of l.i1"
+    );
     assert!(!html.contains("<script"));
 }
