@@ -100,10 +100,16 @@ pub(super) fn table(
 ) {
     let _ = write!(o, "<table class=\"{class}\"><thead><tr>");
     for (i, h) in header.iter().enumerate() {
+        // A header aligns like its column's text.
+        let left = i == 0
+            || rows
+                .first()
+                .and_then(|r| r.get(i))
+                .is_some_and(|c| c.0 == "l");
         let _ = write!(
             o,
             "<th{}>{}</th>",
-            if i == 0 { " class=\"l\"" } else { "" },
+            if left { " class=\"l\"" } else { "" },
             h
         );
     }
