@@ -28,6 +28,8 @@ pub enum Command {
     Runs(ResultsArgs),
     /// Write stored results to stdout as JSON or CSV.
     Export(ExportArgs),
+    /// Write the comparison report (HTML, Markdown, JSON, CSV) from stored runs.
+    Report(ReportArgs),
 }
 
 /// Where the results database lives.
@@ -114,6 +116,37 @@ pub struct RunArgs {
     /// Keep managed servers' data directories after the run.
     #[arg(long)]
     pub keep_datadir: bool,
+    /// Do not write the comparison report at the end of the run.
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub results: ResultsArgs,
+    /// What to compare: run ids (all their targets), target labels, or
+    /// RUN:LABEL; default: the latest run's targets.
+    #[arg(value_name = "RUN|TARGET")]
+    pub select: Vec<String>,
+    /// Label of the base target (default: the first selected).
+    #[arg(long, value_name = "LABEL")]
+    pub base: Option<String>,
+    /// Output directory (default: RESULTS/reports/run-<ids>).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Rename a target in the report, repeatable (--label pg1518.base=pg15).
+    #[arg(long = "label", value_name = "OLD=NEW")]
+    pub labels: Vec<String>,
+    /// Sysbench relative-QPS colours: red at or below LOW, green at or above HIGH.
+    #[arg(long, value_name = "LOW,HIGH", default_value = "0.97,1.03")]
+    pub bands: String,
+    /// Insert Benchmark relative-throughput colours.
+    #[arg(long, value_name = "LOW,HIGH", default_value = "0.95,1.05")]
+    pub ibench_bands: String,
+    /// Lowest relative QPS the bar charts show.
+    #[arg(long, value_name = "X", default_value_t = 0.8)]
+    pub chart_floor: f64,
 }
 
 impl RunArgs {
@@ -147,6 +180,7 @@ impl RunArgs {
             pg_bindir: self.pg_bindir.clone(),
             port: self.port,
             keep_datadir: self.keep_datadir,
+            no_report: self.no_report,
             command_line,
         }
     }
@@ -169,6 +203,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             .and_then(|plan| crate::orchestrate::run(&plan)),
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
+        Command::Report(a) => report(&a),
     };
     match result {
         Ok(code) => code,
@@ -207,5 +242,44 @@ fn export(a: &ExportArgs) -> anyhow::Result<i32> {
         _ => crate::store::export::export_json(&store, a.run, &mut out)?,
     }
     out.flush()?;
+    Ok(0)
+}
+
+fn report(a: &ReportArgs) -> anyhow::Result<i32> {
+    use crate::report::{Bands, ReportOptions, select::parse_rename};
+    // Everything the user typed is checked before the store is opened.
+    let bands = Bands::parse(&a.bands, "--bands").map_err(anyhow::Error::msg)?;
+    let ibench_bands =
+        Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
+    if !(a.chart_floor >= 0.0 && a.chart_floor < 1.0) {
+        anyhow::bail!(
+            "--chart-floor {}: pick a relative QPS from 0 up to below 1, e.g. 0.8",
+            a.chart_floor
+        );
+    }
+    let renames = a
+        .labels
+        .iter()
+        .map(|s| parse_rename(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let opts = ReportOptions {
+        base: a.base.clone(),
+        bands,
+        ibench_bands,
+        chart_floor: a.chart_floor,
+        ..ReportOptions::default()
+    };
+    let (report, index) =
+        crate::report::generate(&store, &a.select, &renames, &opts, a.out.as_deref())?;
+    let dir = index.parent().unwrap_or(&index);
+    println!(
+        "report of {} target(s), base {}: {} (also report.md, report.json, report.csv in {})",
+        report.targets.len(),
+        report.base,
+        index.display(),
+        dir.display()
+    );
     Ok(0)
 }

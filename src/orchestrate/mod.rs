@@ -135,6 +135,12 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
         "\nrun {run_id} {status}; results in {} (`tidemark export --run {run_id}`)",
         plan.results_dir.join("results.db").display()
     );
+    if plan.report {
+        match crate::report::write_for_run(&store, run_id) {
+            Ok(index) => println!("report: {}", index.display()),
+            Err(e) => eprintln!("tidemark: no report for run {run_id}: {e:#}"),
+        }
+    }
     Ok(if interrupted {
         EXIT_INTERRUPTED
     } else if failed {

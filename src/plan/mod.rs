@@ -148,6 +148,8 @@ pub struct Plan {
     pub port: Option<u16>,
     /// Keep managed servers' data directories after the run.
     pub keep_datadir: bool,
+    /// Write the comparison report at the end of the run.
+    pub report: bool,
     pub command_line: String,
 }
 
@@ -166,6 +168,8 @@ pub struct PlanInput {
     pub pg_bindir: Option<PathBuf>,
     pub port: Option<u16>,
     pub keep_datadir: bool,
+    /// Skip the report at the end of the run.
+    pub no_report: bool,
     pub command_line: String,
 }
 
@@ -280,6 +284,7 @@ impl Plan {
             pg_bindir: input.pg_bindir,
             port: input.port,
             keep_datadir: input.keep_datadir,
+            report: !input.no_report,
             command_line: input.command_line,
         })
     }
