@@ -14,6 +14,8 @@
 
 mod binaries;
 mod config;
+pub mod layers;
+pub mod named;
 mod preflight;
 
 use std::fs::{File, OpenOptions};

@@ -153,7 +153,7 @@ impl Installed {
         let m = &self.manifest;
         PgBinaries::probe(
             &self.dir.join("bin"),
-            &format!("installed ({} {})", m.client, m.package),
+            &format!("installed with {} {}", m.client, m.package),
         )
     }
 }
