@@ -59,8 +59,8 @@ fn cells(plan: &Plan) -> Vec<Cell<'_>> {
 /// code (0; 1 when a target failed; 130 when interrupted).
 pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let say = &mut |line: &str| eprintln!("{line}");
-    say(&plan.sizing.describe());
     let providers = provide::validate(plan, say)?;
+    say(&plan.sizing.describe());
     std::fs::create_dir_all(&plan.results_dir).with_context(|| {
         format!(
             "cannot create the results directory {}: pass --results DIR somewhere writable",

@@ -48,7 +48,16 @@ fn pg_binaries(
     say: &mut dyn FnMut(&str),
 ) -> anyhow::Result<PgBinaries> {
     match source {
-        BinSource::Dir(d) => find_bindir(Some(d)),
+        BinSource::Dir(d) => {
+            if !d.join("postgres").is_file() || !d.join("initdb").is_file() {
+                anyhow::bail!(
+                    "{} has no postgres and initdb binaries: name the bin/ directory of a \
+                     PostgreSQL install or build",
+                    d.display()
+                );
+            }
+            find_bindir(Some(d))
+        }
         BinSource::System => find_bindir(plan.pg_bindir.as_deref()),
         BinSource::Version(v) => {
             let req = VersionReq::parse(v)
