@@ -69,6 +69,10 @@ struct JsonRun<'a> {
 #[derive(Serialize)]
 struct JsonTarget<'a> {
     label: &'a str,
+    /// 0-based order in the plan; the first is the base of comparisons.
+    position: u32,
+    /// 0-based pass over the targets (`--repeat`).
+    repetition: u32,
     spec: &'a str,
     dbms: &'a str,
     version: &'a str,
@@ -156,6 +160,8 @@ impl<'a> From<&'a TargetRecord> for JsonTarget<'a> {
         let i = &t.info;
         JsonTarget {
             label: &i.label,
+            position: t.position,
+            repetition: t.repetition,
             spec: &i.spec,
             dbms: &i.dbms,
             version: &i.version,
@@ -412,6 +418,8 @@ mod tests {
             keys(target),
             sorted(vec![
                 "label",
+                "position",
+                "repetition",
                 "spec",
                 "dbms",
                 "version",
