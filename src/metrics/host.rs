@@ -136,6 +136,11 @@ fn count_cpu_list(list: &str) -> Option<u32> {
     Some(n)
 }
 
+/// This machine's memory (`MemTotal`), bytes; `None` when unreadable.
+pub fn memory_bytes() -> Option<u64> {
+    meminfo_total(&read("/proc/meminfo"))
+}
+
 /// `MemTotal` of `/proc/meminfo` text, in bytes.
 fn meminfo_total(meminfo: &str) -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;

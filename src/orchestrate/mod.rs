@@ -3,12 +3,14 @@
 //! (each stored the moment it finishes), and stop the server. Ctrl-C stops
 //! the current step, keeps what it measured, and shuts the server down.
 //!
+//! - [`matrix`]: targets × repetitions in order, settle time, resume;
 //! - [`provide`]: validation and servers, per target kind;
 //! - [`step`]: the one place a step is measured, stored and printed;
 //! - [`sysbench`]: the sysbench suite's sequence of load, tests, housekeeping;
 //! - [`ibench`]: the Insert Benchmark's ten steps, housekeeping and wait.
 
 pub mod ibench;
+pub mod matrix;
 pub mod provide;
 pub mod step;
 pub mod sysbench;
@@ -16,15 +18,8 @@ pub mod sysbench;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::Context as _;
-
 use crate::cli::EXIT_INTERRUPTED;
-use crate::plan::{Plan, Suite};
-use crate::report::progress::ProgressView;
-use crate::report::terminal::{SummaryRow, summary};
-use crate::server::TargetServer;
-use crate::store::{RunInfo, Store};
-use step::StepContext;
+use crate::plan::Plan;
 
 /// Set by Ctrl-C (SIGINT) or SIGTERM; every loop of a run watches it.
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -61,150 +56,16 @@ fn install_signal_handlers() {
     });
 }
 
-/// Runs the plan; returns the exit code (0; 1 when a target failed; 130
-/// when interrupted).
+/// Runs the plan as a new run; returns the exit code (0; 1 when a target
+/// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
     install_signal_handlers();
-    let providers = provide::validate(plan)?;
-    std::fs::create_dir_all(&plan.results_dir).with_context(|| {
-        format!(
-            "cannot create the results directory {}: pass --results DIR somewhere writable",
-            plan.results_dir.display()
-        )
-    })?;
-    let mut store = Store::open(&plan.results_dir)?;
-    let host = crate::metrics::host::collect(Some(&plan.results_dir));
-    let run_id = store.begin_run(&RunInfo {
-        started_at: crate::util::time::now_rfc3339(),
-        command_line: plan.command_line.clone(),
-        tidemark_version: env!("CARGO_PKG_VERSION").to_string(),
-        profile: plan.profile.as_str().to_string(),
-        suite: plan.suite.as_str().to_string(),
-        params: match plan.suite {
-            Suite::Sysbench => serde_json::to_value(&plan.sysbench)?,
-            Suite::Ibench => serde_json::to_value(&plan.ibench)?,
-            Suite::All => serde_json::json!({
-                "sysbench": plan.sysbench,
-                "ibench": plan.ibench,
-            }),
-        },
-        host,
-    })?;
-    let view = ProgressView::new();
-    let work = match plan.suite {
-        Suite::Sysbench => format!("{} tests", plan.tests.len()),
-        Suite::Ibench => "Insert Benchmark".to_string(),
-        Suite::All => format!("{} sysbench tests + Insert Benchmark", plan.tests.len()),
-    };
-    view.line(&format!(
-        "tidemark run {run_id}: {work} × {} target(s), profile {}, results in {}",
-        plan.targets.len(),
-        plan.profile.as_str(),
-        plan.results_dir.display()
-    ));
-
-    let mut labels = Vec::new();
-    let mut rows = Vec::new();
-    let mut failed = false;
-    for (pos, (target, provider)) in plan.targets.iter().zip(providers).enumerate() {
-        if cancelled() {
-            break;
-        }
-        view.line(&format!("target {}: starting", target.spec_text));
-        let outcome =
-            provide::provide(plan, run_id, pos as u32, target, provider).and_then(|mut server| {
-                let result =
-                    run_target(plan, &mut store, run_id, pos as u32, server.as_mut(), &view);
-                let stopped = server.stop(plan.keep_datadir);
-                let r = result?;
-                stopped?;
-                Ok(r)
-            });
-        match outcome {
-            Ok((label, target_rows)) => {
-                labels.push(label);
-                rows.push(target_rows);
-            }
-            Err(e) => {
-                failed = true;
-                view.line(&format!("tidemark: target {}: {e:#}", target.spec_text));
-            }
-        }
-    }
-    view.finish();
-    let interrupted = cancelled();
-    let status = if interrupted {
-        "interrupted"
-    } else if failed {
-        "failed"
-    } else {
-        "finished"
-    };
-    store.finish_run(run_id, status)?;
-    if !labels.is_empty() {
-        print!("{}", summary(&labels, &rows));
-    }
-    if plan.suite.runs_ibench() {
-        print!(
-            "{}",
-            crate::report::ibench::summary(&store.load_run(run_id)?)
-        );
-    }
-    println!(
-        "\nrun {run_id} {status}; results in {} (`tidemark export --run {run_id}`)",
-        plan.results_dir.join("results.db").display()
-    );
-    Ok(if interrupted {
-        EXIT_INTERRUPTED
-    } else if failed {
-        1
-    } else {
-        0
-    })
+    matrix::execute(plan, None)
 }
 
-/// Runs the plan's suite on one provided server; returns its label and
-/// summary rows. The target's status is stored whatever happens.
-fn run_target(
-    plan: &Plan,
-    store: &mut Store,
-    run_id: i64,
-    pos: u32,
-    server: &mut dyn TargetServer,
-    view: &ProgressView,
-) -> anyhow::Result<(String, Vec<SummaryRow>)> {
-    let info = server.info().clone();
-    let target_id = store.add_target(run_id, pos, &info)?;
-    view.line(&format!(
-        "target {}: {} ({})",
-        info.label,
-        info.version,
-        if info.managed { "managed" } else { "external" }
-    ));
-    let mut ctx = StepContext {
-        store,
-        target_id,
-        label: info.label.clone(),
-        server,
-        view,
-        rows: Vec::new(),
-    };
-    let outcome = match plan.suite {
-        Suite::Sysbench => sysbench::run(plan, &mut ctx),
-        Suite::Ibench => ibench::run(plan, &mut ctx),
-        Suite::All => sysbench::run(plan, &mut ctx).and_then(|()| {
-            if cancelled() {
-                return Ok(());
-            }
-            ibench::run(plan, &mut ctx)
-        }),
-    };
-    let (status, failure) = match &outcome {
-        Ok(()) if cancelled() => ("interrupted", None),
-        Ok(()) => ("finished", None),
-        Err(e) => ("failed", Some(format!("{e:#}"))),
-    };
-    ctx.store
-        .set_target_status(target_id, status, failure.as_deref())?;
-    outcome.map(|()| (info.label, ctx.rows))
+/// Continues run `run_id` (its plan rebuilt from the store), skipping the
+/// cells it measured; returns the exit code as [`run`] does.
+pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
+    install_signal_handlers();
+    matrix::execute(plan, Some(run_id))
 }

@@ -1,28 +1,83 @@
 //! Per target kind: what is checked before any server starts, and how the
 //! server is provided (started, or reached) as a [`TargetServer`].
+//!
+//! Validation covers every target before the first server of a run starts:
+//! binaries are found or installed, and each managed PostgreSQL target's
+//! whole configuration (base, sizing, named config, `-c` and the target's
+//! own settings) is checked against its own binary, so a setting one
+//! version lacks fails in seconds and names that target.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use anyhow::Context as _;
 
 use crate::db::postgres::{PgConn, PgConnectOptions};
 use crate::plan::target::BinSource;
 use crate::plan::{Plan, TargetPlan, TargetSpec};
 use crate::server::TargetServer;
+use crate::server::install::{self, ClientChoice, VersionReq};
 use crate::server::pg_target::PostgresTarget;
-use crate::server::postgres::{ManagedPgOptions, ManagedPostgres, PgBinaries, find_bindir};
+use crate::server::postgres::layers::{CheckedConfig, LayerInputs, check_layers};
+use crate::server::postgres::named::ConfigChoice;
+use crate::server::postgres::{
+    ManagedPgOptions, ManagedPostgres, PgBinaries, Preflight, find_bindir,
+};
 use crate::workload::sysbench::load;
 
 /// A target after validation: what is needed to provide its server.
+#[derive(Clone)]
 pub enum Provider {
-    ManagedPostgres(PgBinaries),
+    ManagedPostgres(Box<PreparedPg>),
     ExternalPostgres(PgConnectOptions),
 }
 
-/// Checks everything that can be checked before a server starts: binaries,
-/// the port, external servers' reachability and their existing tables.
-pub fn validate(plan: &Plan) -> anyhow::Result<Vec<Provider>> {
+/// A managed PostgreSQL target ready to start: its binaries and checked
+/// configuration.
+#[derive(Clone, Debug)]
+pub struct PreparedPg {
+    pub bins: PgBinaries,
+    /// The config's name for labels and the store (`cx10b`, `base`).
+    pub config_name: String,
+    pub config: CheckedConfig,
+}
+
+/// The binaries a managed PostgreSQL target names: the system's, a
+/// directory, or a release from the install cache (installed if missing).
+fn pg_binaries(
+    plan: &Plan,
+    source: &BinSource,
+    say: &mut dyn FnMut(&str),
+) -> anyhow::Result<PgBinaries> {
+    match source {
+        BinSource::Dir(d) => {
+            if !d.join("postgres").is_file() || !d.join("initdb").is_file() {
+                anyhow::bail!(
+                    "{} has no postgres and initdb binaries: name the bin/ directory of a \
+                     PostgreSQL install or build",
+                    d.display()
+                );
+            }
+            find_bindir(Some(d))
+        }
+        BinSource::System => find_bindir(plan.pg_bindir.as_deref()),
+        BinSource::Version(v) => {
+            let req = VersionReq::parse(v)
+                .ok_or_else(|| anyhow::anyhow!("'{v}' is not a PostgreSQL version"))?;
+            let client = std::env::var("TIDEMARK_PG_CLIENT")
+                .ok()
+                .map(|c| ClientChoice::parse(&c))
+                .transpose()
+                .map_err(anyhow::Error::msg)?
+                .unwrap_or(ClientChoice::Auto);
+            install::ensure(&req, client, say)?.binaries()
+        }
+    }
+}
+
+/// Checks everything that can be checked before a server starts: binaries
+/// (installing versions the cache lacks), every managed target's
+/// configuration against its binary, the port, external servers'
+/// reachability and their existing tables. `say` gets progress lines.
+pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Provider>> {
     if let Some(port) = plan.port
         && std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
     {
@@ -31,14 +86,38 @@ pub fn validate(plan: &Plan) -> anyhow::Result<Vec<Provider>> {
         );
     }
     let mut out = Vec::new();
+    let sizing_lines = plan.sizing.config_lines();
     for t in &plan.targets {
         match &t.spec {
-            TargetSpec::ManagedPostgres { source, .. } => {
-                let dir = match source {
-                    BinSource::Dir(d) => Some(d.as_path()),
-                    BinSource::System => plan.pg_bindir.as_deref(),
-                };
-                out.push(Provider::ManagedPostgres(find_bindir(dir)?));
+            TargetSpec::ManagedPostgres { source, config } => {
+                let bins = pg_binaries(plan, source, say)
+                    .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
+                // settings = the run-wide -c ones, then the target's own.
+                let run_wide = &t.settings[..t.settings.len() - t.own_settings.len()];
+                let choice = ConfigChoice::resolve(config.as_deref().unwrap_or("base"))
+                    .map_err(|e| anyhow::anyhow!("target {}: {e}", t.spec_text))?;
+                let pre = Preflight::new(&bins)
+                    .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
+                let checked = check_layers(
+                    &LayerInputs {
+                        target: &t.spec_text,
+                        profile: plan.profile.server_size(),
+                        sizing_lines: &sizing_lines,
+                        config: &choice,
+                        run_wide,
+                        own: &t.own_settings,
+                    },
+                    &bins,
+                    &pre,
+                )?;
+                for note in &checked.notes {
+                    say(&format!("target {}: {note}", t.spec_text));
+                }
+                out.push(Provider::ManagedPostgres(Box::new(PreparedPg {
+                    bins,
+                    config_name: choice.label(),
+                    config: checked,
+                })));
             }
             TargetSpec::ExternalPostgres { url } => {
                 let opts = PgConnectOptions::from_url(url).map_err(anyhow::Error::msg)?;
@@ -76,47 +155,66 @@ pub fn label_for(prefix: &str, version_number: &str, config: &str) -> String {
 }
 
 /// Where a managed server's files go: under the results dir, one folder per
-/// run and target; the data dir is removed after the run, logs stay.
-fn server_dir(results: &Path, run_id: i64, pos: u32, name: &str) -> PathBuf {
+/// run, target and repetition (a resumed cell gets a fresh one); the data
+/// dir is removed after the run, logs stay.
+fn server_dir(results: &Path, run_id: i64, pos: u32, repetition: u32, name: &str) -> PathBuf {
     let abs = std::path::absolute(results).unwrap_or_else(|_| results.to_path_buf());
-    abs.join("servers")
-        .join(format!("run{run_id}-t{pos}-{name}"))
+    let base = format!("run{run_id}-t{pos}-r{repetition}-{name}");
+    let servers = abs.join("servers");
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                servers.join(&base)
+            } else {
+                servers.join(format!("{base}-a{n}"))
+            }
+        })
+        .find(|d| {
+            !d.exists()
+                && !d
+                    .with_file_name(format!(
+                        "{}.log",
+                        d.file_name().unwrap_or_default().to_string_lossy()
+                    ))
+                    .exists()
+        })
+        .unwrap_or_else(|| servers.join(base))
 }
 
-/// Starts (or reaches) the target's server.
+/// Starts (or reaches) the target's server for pass `repetition`.
 pub fn provide(
     plan: &Plan,
     run_id: i64,
     pos: u32,
+    repetition: u32,
     target: &TargetPlan,
     provider: Provider,
 ) -> anyhow::Result<Box<dyn TargetServer>> {
     match provider {
-        Provider::ManagedPostgres(bins) => {
-            let config = match &target.spec {
-                TargetSpec::ManagedPostgres { config, .. } => config.clone(),
-                TargetSpec::ExternalPostgres { .. } => None,
-            }
-            .unwrap_or_else(|| "base".to_string());
-            let base_config = crate::server::postgres::base_config(plan.profile.server_size())
-                .context("no shipped PostgreSQL config for this profile")?;
+        Provider::ManagedPostgres(prepared) => {
+            let PreparedPg {
+                bins,
+                config_name,
+                config,
+            } = *prepared;
             let dir = server_dir(
                 &plan.results_dir,
                 run_id,
                 pos,
+                repetition,
                 &format!("pg{}", bins.version),
             );
             let server = ManagedPostgres::start(ManagedPgOptions {
                 bindir: bins.clone(),
                 datadir: dir.join("data"),
                 port: plan.port,
-                config_name: config.clone(),
-                base_config,
-                overrides: target.settings.clone(),
+                config_name: config_name.clone(),
+                base_config: config.base_text,
+                overrides: config.overrides,
                 dbname: "tidemark".to_string(),
                 start_timeout: Duration::from_secs(120),
             })?;
-            let label = label_for("pg", &bins.version, &config);
+            let label = label_for("pg", &bins.version, &config_name);
             Ok(Box::new(PostgresTarget::managed(
                 server,
                 &target.spec_text,

@@ -1,6 +1,9 @@
 //! The one place a step is measured, stored and printed, whatever suite it
-//! belongs to: samplers that watch a step attach here.
+//! belongs to: samplers that watch a step attach here. On a resumed run it
+//! is also the place a cell measured before is recognised and kept, so no
+//! suite driver can measure a cell twice.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
 use crate::db::{Connector, DbError};
@@ -8,7 +11,7 @@ use crate::report::progress::ProgressView;
 use crate::report::terminal::SummaryRow;
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
-use crate::store::Store;
+use crate::store::{StepRecord, Store};
 use crate::workload::StepInfo;
 
 /// Everything a suite driver needs to run steps on one target.
@@ -20,6 +23,9 @@ pub struct StepContext<'a> {
     pub view: &'a ProgressView,
     /// Summary rows of the steps run so far.
     pub rows: Vec<SummaryRow>,
+    /// Steps of this target and repetition measured by an earlier attempt
+    /// of the run (`--resume`), by name: kept, not run again.
+    pub measured: HashMap<String, StepRecord>,
 }
 
 /// How a finished step is shown: the text after its name on the progress
@@ -77,6 +83,9 @@ impl StepContext<'_> {
         ) -> Result<StepResult, DbError>,
         describe: &dyn Fn(&StepResult) -> StepLine,
     ) -> anyhow::Result<StepResult> {
+        if let Some(record) = self.measured.remove(&info.name) {
+            return self.keep_measured(seq, total, &record);
+        }
         let connector = self.server.connector();
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
@@ -128,5 +137,69 @@ impl StepContext<'_> {
             );
         }
         Ok(result)
+    }
+
+    /// Whether an earlier attempt of the run measured step `name` here (and
+    /// [`StepContext::measure`] will keep it); drivers may skip the work
+    /// around such a step (its EXPLAIN).
+    pub fn is_measured(&self, name: &str) -> bool {
+        self.measured.contains_key(name)
+    }
+
+    /// A cell measured before: print it, count it in the summary, and give
+    /// the driver its stored result.
+    fn keep_measured(
+        &mut self,
+        seq: u32,
+        total: usize,
+        record: &StepRecord,
+    ) -> anyhow::Result<StepResult> {
+        // A suite's own headline number (ibench: ips or qps) when it has one.
+        let rate = record
+            .metrics
+            .as_ref()
+            .and_then(|m| m.get("rate")?.as_f64())
+            .unwrap_or(record.qps);
+        let unit = record
+            .metrics
+            .as_ref()
+            .and_then(|m| m.get("rate_unit")?.as_str().map(str::to_string))
+            .unwrap_or_else(|| "qps".to_string());
+        self.view.line(&format!(
+            "[{}/{}] {} {:<32} {:>10.0} {unit}  measured before, kept",
+            seq + 1,
+            total,
+            self.label,
+            record.info.name,
+            rate
+        ));
+        self.rows.push(SummaryRow {
+            name: record.info.name.clone(),
+            group: record.info.group,
+            reported: record.info.reported,
+            qps: rate,
+            p99_us: record.latency.p99,
+            errors: record.errors,
+            status: record.status.as_str().to_string(),
+        });
+        Ok(StepResult {
+            status: record.status,
+            failure: record.failure.clone(),
+            secs: record.secs,
+            threads: record.threads,
+            events: record.events,
+            statements: record.statements,
+            rows: record.rows,
+            errors: record.errors,
+            retries: record.retries,
+            error_samples: record.error_samples.clone(),
+            histogram: record.histogram()?,
+            per_second: record.per_second.clone(),
+            clients: record.clients.clone(),
+            client_cpu_secs: record.client_cpu_secs,
+            // The stored roles stay in the store; the driver needs none.
+            roles: Vec::new(),
+            metrics: record.metrics.clone(),
+        })
     }
 }

@@ -46,8 +46,13 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         if cancelled() {
             break;
         }
-        let plans = suite.explain(test, admin.as_mut());
         let info = suite.step_info(test, dialect);
+        let measured_before = ctx.is_measured(&info.name);
+        let plans = if measured_before {
+            Vec::new()
+        } else {
+            suite.explain(test, admin.as_mut())
+        };
         let step_plan = suite.step_plan(test, &label);
         ctx.measure(
             seq as u32,

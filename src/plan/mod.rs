@@ -2,16 +2,20 @@
 //! profile's numbers after overrides, the selected tests. Every problem the
 //! user can fix is reported here as one line naming the fix.
 
+pub mod file;
+pub mod sizing;
 pub mod target;
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::server::postgres::named::config_set;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
-pub use target::{TargetSpec, parse_setting};
+pub use sizing::{Sizing, SizingChoice};
+pub use target::{TargetSpec, join_target_settings, parse_setting, split_target_settings};
 
 /// The benchmark suites tidemark can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +140,15 @@ impl Profile {
         matches!(self, Profile::Quick | Profile::Small | Profile::Large)
     }
 
+    /// Default seconds between targets: none for the CI-sized profile, a
+    /// minute for the others so write-back of the last server settles.
+    pub fn settle_secs(self) -> f64 {
+        match self {
+            Profile::Quick => 0.0,
+            Profile::Small | Profile::Large | Profile::CpuBound | Profile::IoBound => 60.0,
+        }
+    }
+
     /// The profile's sysbench numbers before overrides (the Insert
     /// Benchmark profiles, which have none, get `large`'s).
     pub fn sysbench(self) -> SysbenchParams {
@@ -179,7 +192,8 @@ impl Profile {
 }
 
 /// Overrides of a profile's numbers, each `None` when not given.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Overrides {
     pub tables: Option<u32>,
     pub table_size: Option<u64>,
@@ -212,8 +226,11 @@ pub struct TargetPlan {
     /// As the user wrote it.
     pub spec_text: String,
     pub spec: TargetSpec,
-    /// `-c name=value` settings for a managed server, in order.
+    /// `-c name=value` settings for a managed server, in order: the
+    /// run-wide ones, then the target's own.
     pub settings: Vec<(String, String)>,
+    /// The target's own settings (`:name=value` after its spec).
+    pub own_settings: Vec<(String, String)>,
 }
 
 /// Everything `tidemark run` will do, validated.
@@ -233,11 +250,25 @@ pub struct Plan {
     pub port: Option<u16>,
     /// Keep managed servers' data directories after the run.
     pub keep_datadir: bool,
+    /// Write the comparison report at the end of the run.
+    pub report: bool,
     pub command_line: String,
+    /// The buffer pool chosen for the data and this machine.
+    pub sizing: SizingChoice,
+    /// How many times the whole target sequence runs (A B C A B C…).
+    pub repeat: u32,
+    /// Seconds to wait between one target's server stopping and the next
+    /// one starting.
+    pub settle_secs: f64,
+    /// The inputs this plan was built from, stored with the run so that
+    /// `--resume` can rebuild it.
+    pub input: PlanInput,
 }
 
-/// Raw inputs of a plan, as the CLI collects them.
-#[derive(Clone, Debug, Default)]
+/// Raw inputs of a plan, as the CLI and plan files collect them (and as
+/// the store keeps them for `--resume`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PlanInput {
     pub suite: String,
     pub profile: String,
@@ -251,7 +282,17 @@ pub struct PlanInput {
     pub pg_bindir: Option<PathBuf>,
     pub port: Option<u16>,
     pub keep_datadir: bool,
+    /// Skip the report at the end of the run.
+    pub no_report: bool,
     pub command_line: String,
+    /// `cached` or `io-bound` (empty: cached).
+    pub sizing: String,
+    /// Repetitions of the target sequence (`None`: 1).
+    pub repeat: Option<u32>,
+    /// Settle time between targets (`None`: the profile's).
+    pub settle_secs: Option<f64>,
+    /// A config set every target is expanded by (`pg-durability`).
+    pub config_set: Option<String>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -261,6 +302,7 @@ pub const DEFAULT_TARGET: &str = "pg@system";
 impl Plan {
     /// Validates the inputs; the error is one line naming the fix.
     pub fn build(input: PlanInput) -> Result<Plan, String> {
+        let kept = input.clone();
         let suite = Suite::parse(&input.suite)?;
         let profile = Profile::parse(&input.profile)?;
         let mut p = profile.sysbench();
@@ -347,9 +389,12 @@ impl Plan {
             input.targets.clone()
         };
         let mut targets = Vec::new();
-        for text in target_texts {
-            let spec = TargetSpec::parse(&text)?;
-            if !settings.is_empty() && !spec.is_managed() {
+        for text in expand_config_set(&target_texts, input.config_set.as_deref())? {
+            let (spec_text, own) = split_target_settings(&text)?;
+            let spec = TargetSpec::parse(&spec_text)?;
+            let mut all = settings.clone();
+            all.extend(own.iter().cloned());
+            if !all.is_empty() && !spec.is_managed() {
                 return Err(format!(
                     "-c/--set applies to servers tidemark starts, but target '{text}' is external: drop the -c options or change the server's own configuration"
                 ));
@@ -357,8 +402,35 @@ impl Plan {
             targets.push(TargetPlan {
                 spec_text: text,
                 spec,
-                settings: settings.clone(),
+                settings: all,
+                own_settings: own,
             });
+        }
+        let sizing_kind = if input.sizing.is_empty() {
+            Sizing::Cached
+        } else {
+            Sizing::parse(&input.sizing)?
+        };
+        let sysbench_bytes = u64::from(p.tables) * p.table_size * sizing::SYSBENCH_ROW_BYTES;
+        // The Insert Benchmark's tables keep the size l.i0 gives them.
+        let ibench_bytes = u64::from(ibench.clients) * ibench.rows_load * sizing::IBENCH_ROW_BYTES;
+        let data_bytes = match suite {
+            Suite::Sysbench => sysbench_bytes,
+            Suite::Ibench => ibench_bytes,
+            Suite::All => sysbench_bytes + ibench_bytes,
+        };
+        let sizing = sizing::choose(
+            sizing_kind,
+            data_bytes,
+            crate::metrics::host::memory_bytes().unwrap_or(0),
+        );
+        let repeat = input.repeat.unwrap_or(1);
+        if !(1..=1000).contains(&repeat) {
+            return Err(format!("--repeat {repeat}: give a count from 1 to 1000"));
+        }
+        let settle_secs = input.settle_secs.unwrap_or(profile.settle_secs());
+        if !(settle_secs >= 0.0 && settle_secs.is_finite()) {
+            return Err("--settle-secs must be zero or a positive number of seconds".into());
         }
         if let Some(dir) = &input.pg_bindir
             && !dir.is_dir()
@@ -380,7 +452,12 @@ impl Plan {
             pg_bindir: input.pg_bindir,
             port: input.port,
             keep_datadir: input.keep_datadir,
+            report: !input.no_report,
             command_line: input.command_line,
+            sizing,
+            repeat,
+            settle_secs,
+            input: kept,
         })
     }
 }
@@ -445,6 +522,43 @@ fn build_ibench(suite: Suite, profile: Profile, o: &Overrides) -> Result<IbenchP
     Ok(p)
 }
 
+/// Targets after `--config-set`: each target once per config of the set,
+/// target by target, keeping its own settings.
+fn expand_config_set(targets: &[String], set: Option<&str>) -> Result<Vec<String>, String> {
+    let Some(name) = set else {
+        return Ok(targets.to_vec());
+    };
+    let set = config_set(name).ok_or_else(|| {
+        let names: Vec<&str> = crate::server::postgres::named::config_sets()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        format!(
+            "unknown config set '{name}': use one of {}",
+            names.join(", ")
+        )
+    })?;
+    let mut out = Vec::new();
+    for text in targets {
+        let (spec_text, own) = split_target_settings(text)?;
+        let spec = TargetSpec::parse(&spec_text)?;
+        if !spec.is_managed() {
+            return Err(format!(
+                "--config-set {name} configures servers tidemark starts, but target '{text}' is external: drop one of them"
+            ));
+        }
+        if let Some(c) = spec.config() {
+            return Err(format!(
+                "target '{text}' names config '{c}' and --config-set {name} gives configs too: drop one of them"
+            ));
+        }
+        for c in &set.configs {
+            out.push(join_target_settings(&format!("{spec_text}+{c}"), &own));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,6 +589,49 @@ mod tests {
         let p = Plan::build(i).unwrap();
         assert_eq!(p.sysbench.threads, 4);
         assert_eq!(p.sysbench.read_secs, 2.5);
+    }
+
+    #[test]
+    fn config_sets_expand_each_target_keeping_its_settings() {
+        let mut i = input();
+        i.targets = vec!["pg@18.4:io_workers=8".into(), "pg@system".into()];
+        i.config_set = Some("pg-io-method".into());
+        i.settings = vec!["work_mem=8MB".into()];
+        let p = Plan::build(i).unwrap();
+        let specs: Vec<&str> = p.targets.iter().map(|t| t.spec_text.as_str()).collect();
+        assert_eq!(
+            specs,
+            [
+                "pg@18.4+cx10b:io_workers=8",
+                "pg@18.4+cx10cw4:io_workers=8",
+                "pg@18.4+cx10d:io_workers=8",
+                "pg@system+cx10b",
+                "pg@system+cx10cw4",
+                "pg@system+cx10d"
+            ]
+        );
+        let first = &p.targets[0];
+        assert_eq!(first.own_settings, [("io_workers".into(), "8".into())]);
+        assert_eq!(first.settings[0], ("work_mem".into(), "8MB".into()));
+        assert_eq!(first.settings.len(), 2);
+        let mut i = input();
+        i.config_set = Some("pg-durability".into());
+        assert_eq!(Plan::build(i).unwrap().targets.len(), 12);
+    }
+
+    #[test]
+    fn matrix_numbers_have_defaults_and_limits() {
+        let p = Plan::build(input()).unwrap();
+        assert_eq!((p.repeat, p.settle_secs), (1, 0.0));
+        assert_eq!(p.sizing.sizing, Sizing::Cached);
+        let mut i = input();
+        i.profile = "small".into();
+        i.repeat = Some(3);
+        i.sizing = "io-bound".into();
+        let p = Plan::build(i).unwrap();
+        assert_eq!((p.repeat, p.settle_secs), (3, 60.0));
+        assert_eq!(p.sizing.data_bytes, 50_000_000 * sizing::SYSBENCH_ROW_BYTES);
+        assert_eq!(p.input.repeat, Some(3), "the inputs are kept for --resume");
     }
 
     #[test]
@@ -511,6 +668,23 @@ mod tests {
             (
                 Box::new(|i| i.pg_bindir = Some("/nonexistent/bin".into())),
                 "--pg-bindir /nonexistent/bin is not a directory",
+            ),
+            (Box::new(|i| i.repeat = Some(0)), "--repeat 0"),
+            (Box::new(|i| i.settle_secs = Some(-1.0)), "--settle-secs"),
+            (
+                Box::new(|i| i.sizing = "hot".into()),
+                "unknown sizing 'hot'",
+            ),
+            (
+                Box::new(|i| i.config_set = Some("pg-x".into())),
+                "unknown config set 'pg-x': use one of pg-durability",
+            ),
+            (
+                Box::new(|i| {
+                    i.targets = vec!["pg+cx10b".into()];
+                    i.config_set = Some("pg-io-method".into())
+                }),
+                "names config 'cx10b' and --config-set",
             ),
         ];
         for (edit, want) in cases {

@@ -1,12 +1,25 @@
-//! Target specs: which DBMS, where its binaries come from, and which config.
+//! Target specs: which DBMS, where its binaries come from, which config, and
+//! settings for this target alone.
 //!
-//! Grammar (more forms arrive with later suites and installers):
-//! - `pg`, `pg@system`: a PostgreSQL server tidemark starts from installed binaries;
-//! - `pg@/path/to/bin`: the same from a build or install directory;
-//! - `…+NAME`: the named config (`pg@system+base`);
-//! - `postgres://user[:pass]@host[:port]/db`: an external server, not started by tidemark.
+//! Grammar (the README has it with examples):
+//! ```text
+//! target  = spec { ":" NAME "=" VALUE }      settings for this target only
+//! spec    = "pg" [ "@" source ] [ "+" config ]
+//!         | "postgres://user[:pass]@host[:port]/db"   (external; no settings)
+//! source  = "system"                          installed binaries (the default)
+//!         | VERSION                           17.10, 17 (newest 17.x), 9.6.24:
+//!                                             the cache's build, installed if missing
+//!         | PATH                              starts with / or . : a bin/ directory
+//! config  = NAME                              a shipped config (cx10b, sync1_comp0_fpi1)
+//!         | PATH                              a postgresql.conf fragment (has / or ends in .conf)
+//! ```
+//! A setting starts at a `:` followed by `name=`, so values may hold other
+//! colons (`log_line_prefix=%m:%p`).
 
 use std::path::PathBuf;
+
+use crate::server::install::VersionReq;
+use crate::server::postgres::named::{is_config_path, named_config, named_configs};
 
 /// Where a managed server's binaries come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +28,9 @@ pub enum BinSource {
     System,
     /// A directory the user names.
     Dir(PathBuf),
+    /// A release from the install cache, installed through a package
+    /// client when missing (`17.10`, `17`).
+    Version(String),
 }
 
 /// A parsed target.
@@ -29,11 +45,15 @@ pub enum TargetSpec {
     ExternalPostgres { url: String },
 }
 
-/// Config names shipped for managed PostgreSQL.
-pub const PG_CONFIGS: &[&str] = &["base"];
+/// Config names shipped for managed PostgreSQL (`config/postgres/configs.toml`).
+pub fn pg_config_names() -> Vec<&'static str> {
+    named_configs().iter().map(|c| c.name.as_str()).collect()
+}
 
 impl TargetSpec {
-    /// Parses a spec; the error names the bad part and the accepted forms.
+    /// Parses a spec (without `:name=value` settings; see
+    /// [`split_target_settings`]); the error names the bad part and the
+    /// accepted forms.
     pub fn parse(text: &str) -> Result<TargetSpec, String> {
         let t = text.trim();
         if t.starts_with("postgres://") || t.starts_with("postgresql://") {
@@ -60,7 +80,7 @@ impl TargetSpec {
             }
             other => {
                 return Err(format!(
-                    "target '{t}': unknown DBMS '{other}': use pg@system, pg@/path/to/bin or postgres://user@host:port/db"
+                    "target '{t}': unknown DBMS '{other}': use pg@system, pg@17.10, pg@/path/to/bin or postgres://user@host:port/db"
                 ));
             }
         }
@@ -68,17 +88,20 @@ impl TargetSpec {
             BinSource::System
         } else if source.starts_with('/') || source.starts_with('.') {
             BinSource::Dir(PathBuf::from(source))
+        } else if VersionReq::parse(source).is_some() {
+            BinSource::Version(source.to_string())
         } else {
             return Err(format!(
-                "target '{t}': '{source}' is neither 'system' nor a directory path: use pg@system or pg@/path/to/bin (installing versions by number is not available yet)"
+                "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use pg@system, pg@17.10 or pg@/path/to/bin"
             ));
         };
         if let Some(c) = &config
-            && !PG_CONFIGS.contains(&c.as_str())
+            && !is_config_path(c)
+            && named_config(c).is_none()
         {
             return Err(format!(
-                "target '{t}': unknown config '{c}': use one of {}",
-                PG_CONFIGS.join(", ")
+                "target '{t}': unknown config '{c}': use one of {} or a file path ending in .conf",
+                pg_config_names().join(", ")
             ));
         }
         Ok(TargetSpec::ManagedPostgres { source, config })
@@ -88,6 +111,70 @@ impl TargetSpec {
     pub fn is_managed(&self) -> bool {
         matches!(self, TargetSpec::ManagedPostgres { .. })
     }
+
+    /// The config named after `+`, if any.
+    pub fn config(&self) -> Option<&str> {
+        match self {
+            TargetSpec::ManagedPostgres { config, .. } => config.as_deref(),
+            TargetSpec::ExternalPostgres { .. } => None,
+        }
+    }
+}
+
+/// Splits `pg@18.4+cx10a:io_method=worker:io_workers=4` into the spec and
+/// its own settings. URLs have no settings part.
+pub fn split_target_settings(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+    let t = text.trim();
+    if t.contains("://") {
+        return Ok((t.to_string(), Vec::new()));
+    }
+    let starts: Vec<usize> = t
+        .match_indices(':')
+        .map(|(i, _)| i)
+        .filter(|&i| starts_setting(&t[i + 1..]))
+        .collect();
+    let Some(&first) = starts.first() else {
+        return Ok((t.to_string(), Vec::new()));
+    };
+    let mut settings = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(t.len());
+        let part = &t[start + 1..end];
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        settings.push((name.to_string(), value.to_string()));
+    }
+    let spec = &t[..first];
+    if spec.is_empty() {
+        return Err(format!(
+            "target '{t}' starts with settings: write the spec first, e.g. pg@system:{}",
+            &t[1..]
+        ));
+    }
+    Ok((spec.to_string(), settings))
+}
+
+/// Whether `s` begins with `name=` (a setting name: letters, digits, `_`, `.`).
+fn starts_setting(s: &str) -> bool {
+    let name_len = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(s.len());
+    name_len > 0
+        && s[name_len..].starts_with('=')
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+}
+
+/// Writes a spec and its own settings back in the grammar.
+pub fn join_target_settings(spec: &str, settings: &[(String, String)]) -> String {
+    let mut text = spec.to_string();
+    for (name, value) in settings {
+        text.push(':');
+        text.push_str(name);
+        text.push('=');
+        text.push_str(value);
+    }
+    text
 }
 
 /// Parses `name=value` of `-c/--set`.
@@ -120,6 +207,17 @@ mod tests {
                 config: Some("base".into())
             }
         );
+        assert_eq!(
+            TargetSpec::parse("pg@18.4+cx10d").unwrap(),
+            TargetSpec::ManagedPostgres {
+                source: BinSource::Version("18.4".into()),
+                config: Some("cx10d".into())
+            }
+        );
+        assert_eq!(
+            TargetSpec::parse("pg@17+./my.conf").unwrap().config(),
+            Some("./my.conf")
+        );
         assert!(matches!(
             TargetSpec::parse("postgres://u@127.0.0.1:5433/db").unwrap(),
             TargetSpec::ExternalPostgres { .. }
@@ -130,7 +228,8 @@ mod tests {
     fn errors_name_the_bad_part() {
         for (spec, want) in [
             ("oracle@system", "unknown DBMS 'oracle'"),
-            ("pg@17.10", "'17.10' is neither"),
+            ("pg@17.x", "'17.x' is neither"),
+            ("pg@latest", "'latest' is neither"),
             ("pg@system+cx99", "unknown config 'cx99'"),
             ("pg+", "ends with '+'"),
         ] {
@@ -140,5 +239,35 @@ mod tests {
         }
         assert!(parse_setting("a=b").is_ok());
         assert!(parse_setting("=b").is_err());
+    }
+
+    #[test]
+    fn per_target_settings_split_at_colon_name_equals() {
+        let (spec, s) =
+            split_target_settings("pg@18.4+cx10a:io_method=worker:io_workers=4").unwrap();
+        assert_eq!(spec, "pg@18.4+cx10a");
+        assert_eq!(
+            s,
+            [
+                ("io_method".to_string(), "worker".to_string()),
+                ("io_workers".to_string(), "4".to_string())
+            ]
+        );
+        let (spec, s) = split_target_settings("pg@/opt/a:b/bin:log_line_prefix=%m:%p ").unwrap();
+        assert_eq!(spec, "pg@/opt/a:b/bin");
+        assert_eq!(s, [("log_line_prefix".to_string(), "%m:%p".to_string())]);
+        let url = "postgres://u:pw=x@h:5432/db";
+        assert_eq!(
+            split_target_settings(url).unwrap(),
+            (url.to_string(), vec![])
+        );
+        assert_eq!(
+            split_target_settings("pg").unwrap(),
+            ("pg".to_string(), vec![])
+        );
+        assert!(split_target_settings(":a=b").is_err());
+        let text = "pg@17.10+cx10a:work_mem=8MB";
+        let (spec, s) = split_target_settings(text).unwrap();
+        assert_eq!(join_target_settings(&spec, &s), text);
     }
 }

@@ -2,6 +2,7 @@
 //! data directory, configuration, start on loopback, health, and a stop that
 //! always happens (on success, error, Ctrl-C and panic).
 
+pub mod install;
 pub mod pg_target;
 pub mod postgres;
 pub mod process;

@@ -14,6 +14,9 @@
 
 mod binaries;
 mod config;
+pub mod layers;
+pub mod named;
+mod preflight;
 
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
@@ -29,6 +32,9 @@ use self::binaries::tool;
 pub use self::binaries::{PgBinaries, find_bindir, parse_version};
 use self::config::{NameCheck, check_config_values, probe_name, unknown_setting, unlisted_names};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
+pub use self::preflight::{
+    FEATURES, Preflight, ProbeDir, feature_for, lacking_features, runs_as_server_user,
+};
 use super::TargetInfo;
 use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
 use crate::db::Conn;

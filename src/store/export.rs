@@ -69,6 +69,10 @@ struct JsonRun<'a> {
 #[derive(Serialize)]
 struct JsonTarget<'a> {
     label: &'a str,
+    /// 0-based order in the plan; the first is the base of comparisons.
+    position: u32,
+    /// 0-based pass over the targets (`--repeat`).
+    repetition: u32,
     spec: &'a str,
     dbms: &'a str,
     version: &'a str,
@@ -162,6 +166,8 @@ impl<'a> From<&'a TargetRecord> for JsonTarget<'a> {
         let i = &t.info;
         JsonTarget {
             label: &i.label,
+            position: t.position,
+            repetition: t.repetition,
             spec: &i.spec,
             dbms: &i.dbms,
             version: &i.version,
@@ -420,6 +426,8 @@ mod tests {
             keys(target),
             sorted(vec![
                 "label",
+                "position",
+                "repetition",
                 "spec",
                 "dbms",
                 "version",

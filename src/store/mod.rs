@@ -11,6 +11,7 @@
 //! Writing is in [`write`](mod@write), reading in [`read`], the JSON and CSV exports in
 //! [`export`].
 
+pub mod cells;
 pub mod export;
 pub mod read;
 pub mod roles;

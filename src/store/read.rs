@@ -53,7 +53,7 @@ pub struct RunRecord {
     pub suite: String,
     pub params: serde_json::Value,
     pub host: HostFacts,
-    /// In the run's order (`position`).
+    /// In the order they ran: by repetition, then `position`.
     pub targets: Vec<TargetRecord>,
 }
 
@@ -63,6 +63,8 @@ pub struct TargetRecord {
     pub id: i64,
     /// 0-based order within the run.
     pub position: u32,
+    /// 0-based pass over the target sequence (`--repeat`).
+    pub repetition: u32,
     pub info: TargetInfo,
     /// One of [`super::TARGET_STATUSES`].
     pub status: String,
@@ -134,9 +136,9 @@ impl Store {
     /// All stored runs, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut labels: HashMap<i64, Vec<String>> = HashMap::new();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT run_id, label FROM targets ORDER BY run_id, position, id")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT run_id, label FROM targets WHERE repetition = 0 ORDER BY run_id, position, id",
+        )?;
         for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
             let (run_id, label) = row?;
             labels.entry(run_id).or_default().push(label);
@@ -210,7 +212,7 @@ impl Store {
 
         let mut stmt = self
             .conn
-            .prepare("SELECT * FROM targets WHERE run_id = ?1 ORDER BY position, id")?;
+            .prepare("SELECT * FROM targets WHERE run_id = ?1 ORDER BY repetition, position, id")?;
         let targets = stmt.query_and_then([id], target_from_row)?;
         for target in targets {
             let mut target: TargetRecord = target?;
@@ -220,7 +222,7 @@ impl Store {
         Ok(run)
     }
 
-    fn load_steps(&self, target_id: i64) -> Result<Vec<StepRecord>> {
+    pub(super) fn load_steps(&self, target_id: i64) -> Result<Vec<StepRecord>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT * FROM steps WHERE target_id = ?1 ORDER BY seq, id")?;
@@ -285,6 +287,7 @@ fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
     Ok(TargetRecord {
         id,
         position: r.get("position")?,
+        repetition: r.get("repetition")?,
         info: TargetInfo {
             spec: r.get("spec")?,
             label: r.get("label")?,

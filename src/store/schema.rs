@@ -139,6 +139,49 @@ CREATE TABLE step_plans (
 );
 "#;
 
+/// Target repetitions and stored plans (from the matrix work; other
+/// branches add their own scripts, so its number may change on merge):
+/// `targets.repetition` says which pass over the target sequence a row is
+/// (`--repeat N` stores each), targets are unique per (run, position,
+/// repetition), and `runs.plan_json` keeps the inputs a run was planned
+/// from so `tidemark run --resume RUN` can rebuild the plan.
+///
+/// SQLite cannot change a UNIQUE constraint in place, so `targets` is
+/// rebuilt the documented way (new table, copy, drop, rename) while
+/// [`migrate`] has foreign keys off; step rows keep their target ids.
+const TARGET_REPETITIONS_AND_PLANS: &str = r#"
+CREATE TABLE targets_new (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,         -- 0-based order within the run's plan
+    repetition     INTEGER NOT NULL DEFAULT 0, -- 0-based pass over the targets (--repeat)
+    spec           TEXT NOT NULL,
+    label          TEXT NOT NULL,
+    dbms           TEXT NOT NULL,
+    version        TEXT NOT NULL,
+    version_number TEXT NOT NULL,
+    config_name    TEXT,
+    config_text    TEXT NOT NULL,
+    settings_json  TEXT NOT NULL,
+    managed        INTEGER NOT NULL CHECK (managed IN (0, 1)),
+    extra_json     TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    failure        TEXT,
+    UNIQUE (run_id, position, repetition)
+);
+INSERT INTO targets_new (id, run_id, position, repetition, spec, label, dbms, version,
+                         version_number, config_name, config_text, settings_json, managed,
+                         extra_json, status, failure)
+    SELECT id, run_id, position, 0, spec, label, dbms, version, version_number, config_name,
+           config_text, settings_json, managed, extra_json, status, failure
+      FROM targets;
+DROP TABLE targets;
+ALTER TABLE targets_new RENAME TO targets;
+
+-- The PlanInput the run was built from (JSON); NULL for older runs.
+ALTER TABLE runs ADD COLUMN plan_json TEXT;
+"#;
+
 /// Multi-role steps (the Insert Benchmark): what each role (insert, delete,
 /// query, ids…) did, per client and per second, with two latency histograms
 /// (from the actual and from the intended start), and the metrics a suite
@@ -208,7 +251,7 @@ CREATE TABLE step_role_seconds (
 
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, IBENCH_ROLES];
+const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -223,6 +266,17 @@ pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
     if found == SCHEMA_VERSION {
         return Ok(found);
     }
+    // Scripts may rebuild a table (SQLite's way to change a constraint);
+    // with foreign keys on, dropping the old table would delete the rows
+    // that reference it. The pragma is a no-op inside a transaction, so it
+    // goes first, and the references are checked before it is back on.
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = run_scripts(conn, dir);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    result
+}
+
+fn run_scripts(conn: &mut Connection, dir: &Path) -> Result<u32> {
     // IMMEDIATE: two tidemarks opening a new directory at once must not
     // both run the scripts.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -237,6 +291,16 @@ pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [to.to_string()],
         )?;
+    }
+    let broken: i64 = tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+        r.get(0)
+    })?;
+    if broken > 0 {
+        bail!(
+            "migrating results.db in {} left {broken} rows with dangling references; \
+             nothing was changed",
+            dir.display()
+        );
     }
     tx.commit()?;
     Ok(SCHEMA_VERSION)
@@ -285,5 +349,51 @@ pub(super) fn current_version(conn: &Connection, dir: &Path) -> Result<u32> {
                 dir.display()
             )
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_1_databases_keep_their_steps_through_the_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(crate::store::DB_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(V1).unwrap();
+            conn.execute_batch(
+                "INSERT INTO meta VALUES ('schema_version', '1');
+                 INSERT INTO runs (id, started_at, status, command_line, tidemark_version,
+                                   profile, suite, params_json, host_json)
+                      VALUES (7, 't', 'finished', 'c', 'v', 'quick', 'sysbench', '{}', '{}');
+                 INSERT INTO targets (id, run_id, position, spec, label, dbms, version,
+                                      version_number, config_text, settings_json, managed,
+                                      extra_json, status)
+                      VALUES (3, 7, 0, 'pg', 'pg15', 'postgres', 'v', '15', '', '[]', 1, '{}',
+                              'finished');
+                 INSERT INTO steps (id, target_id, seq, suite, name, test, reported,
+                                    params_json, status, started_at, secs, threads, events,
+                                    statements, rows, errors, retries, qps, tps, rows_per_sec,
+                                    lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
+                                    lat_p999_us, lat_max_us, client_cpu_secs,
+                                    error_samples_json)
+                      VALUES (11, 3, 0, 'sysbench', 'insert', 'insert', 1, '{}', 'ok', 't',
+                              1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, '[]');",
+            )
+            .unwrap();
+        }
+        let store = crate::store::Store::open(dir.path()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let run = store.load_run(7).unwrap();
+        assert_eq!(run.targets.len(), 1);
+        assert_eq!(run.targets[0].repetition, 0);
+        assert_eq!(
+            run.targets[0].steps.len(),
+            1,
+            "the step survived the rebuild"
+        );
+        assert_eq!(store.run_plan(7).unwrap(), ("finished".into(), None));
     }
 }

@@ -43,12 +43,25 @@ impl Store {
     /// Records a target of run `run_id` (status `running`) at `position`
     /// (0-based, unique within the run) and returns its id.
     pub fn add_target(&mut self, run_id: i64, position: u32, target: &TargetInfo) -> Result<i64> {
+        self.add_target_repetition(run_id, position, 0, target)
+    }
+
+    /// Records target `position` of run `run_id` in pass `repetition` of
+    /// the target sequence (`--repeat`; status `running`) and returns its
+    /// id. (position, repetition) is unique within a run.
+    pub fn add_target_repetition(
+        &mut self,
+        run_id: i64,
+        position: u32,
+        repetition: u32,
+        target: &TargetInfo,
+    ) -> Result<i64> {
         self.conn
             .execute(
                 "INSERT INTO targets (run_id, position, spec, label, dbms, version, version_number,
                                       config_name, config_text, settings_json, managed,
-                                      extra_json, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running')",
+                                      extra_json, status, repetition)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13)",
                 params![
                     run_id,
                     position,
@@ -62,11 +75,12 @@ impl Store {
                     serde_json::to_string(&target.settings)?,
                     target.managed,
                     serde_json::to_string(&target.extra)?,
+                    repetition,
                 ],
             )
             .with_context(|| {
                 format!(
-                    "recording target {} (position {position}) of run {run_id}",
+                    "recording target {} (position {position}, repetition {repetition}) of run {run_id}",
                     target.label
                 )
             })?;

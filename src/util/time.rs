@@ -61,6 +61,42 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Seconds since the Unix epoch of a `YYYY-MM-DDTHH:MM:SSZ` timestamp as
+/// [`rfc3339_utc`] writes it; `None` for any other text.
+pub fn parse_rfc3339_utc(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<i64> {
+        let part = s.get(from..to)?;
+        if !part.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        part.parse().ok()
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (hh, mm, ss) = (num(11, 13)?, num(14, 16)?, num(17, 19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    Some(days_from_civil(y, m as u32, d as u32) * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+/// The inverse of [`civil_from_days`]: days from 1970-01-01 to the date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400); // [0, 399]
+    let mp = i64::from((m + 9) % 12); // month from March, [0, 11]
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1; // [0, 365]
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +157,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn parse_inverts_format() {
+        for secs in [
+            0_i64,
+            1_795_218_664,
+            951_825_600,
+            4_107_542_400,
+            -2_208_988_800,
+        ] {
+            assert_eq!(parse_rfc3339_utc(&format_unix_secs(secs)), Some(secs));
+        }
+        assert_eq!(parse_rfc3339_utc("2026-11-20 23:51:04Z"), None);
+        assert_eq!(parse_rfc3339_utc("2026-13-20T23:51:04Z"), None);
+        assert_eq!(parse_rfc3339_utc(""), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use tidemark::db::Conn;
+#[allow(unused_imports)] // not every test binary uses it
 pub use tidemark::db::postgres::PgConnector;
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
 

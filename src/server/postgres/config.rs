@@ -142,7 +142,7 @@ pub(super) fn unlisted_names(
 }
 
 /// Setting names (lowercase) from `postgres --describe-config` output.
-fn described_names(text: &str) -> HashSet<String> {
+pub(super) fn described_names(text: &str) -> HashSet<String> {
     text.lines()
         .filter_map(|line| line.split('\t').next())
         .filter(|name| !name.is_empty())
@@ -223,7 +223,7 @@ pub(super) fn check_config_values(
 
 /// The useful part of the server's complaints about a configuration file,
 /// on one line.
-fn config_complaints(stderr: &str) -> String {
+pub(super) fn config_complaints(stderr: &str) -> String {
     const MARKERS: [(&str, &str); 4] = [
         ("LOG:  ", ""),
         ("HINT:  ", "hint: "),

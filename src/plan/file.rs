@@ -1,0 +1,283 @@
+//! Plan files: a comparison written down once and run again (`tidemark run
+//! --plan FILE`), in TOML.
+//!
+//! ```toml
+//! suite = "sysbench"
+//! profile = "quick"
+//! sizing = "cached"              # or "io-bound"
+//! tests = ["point-query", "insert"]
+//! repeat = 2                     # A B A B
+//! settle_secs = 10
+//! config_set = "pg-io-method"    # optional: every target once per config
+//! set = { work_mem = "8MB" }     # settings for every managed target
+//!
+//! [params]                       # profile overrides, as the --flags name them
+//! threads = 4
+//! read_secs = 30
+//!
+//! [[target]]
+//! spec = "pg@17.10+cx10a"
+//!
+//! [[target]]
+//! spec = "pg@18.4+cx10a"
+//! set = { io_method = "worker", io_workers = 4 }
+//! ```
+//!
+//! Values given on the command line win over the file; targets come from
+//! one place only. Config files a target names (`+./my.conf`) are relative
+//! to the plan file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::target::{join_target_settings, split_target_settings};
+use super::{Overrides, PlanInput};
+use crate::server::postgres::named::{is_config_path, relative_to, scalar_text};
+
+/// A plan file as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub suite: Option<String>,
+    pub profile: Option<String>,
+    pub sizing: Option<String>,
+    pub tests: Option<Vec<String>>,
+    pub repeat: Option<u32>,
+    pub settle_secs: Option<f64>,
+    pub config_set: Option<String>,
+    /// Settings for every managed target.
+    pub set: Option<toml::Table>,
+    pub pg_bindir: Option<PathBuf>,
+    pub params: Option<Overrides>,
+    #[serde(default)]
+    pub target: Vec<TargetEntry>,
+}
+
+/// One `[[target]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetEntry {
+    pub spec: String,
+    /// Settings for this target alone.
+    pub set: Option<toml::Table>,
+}
+
+/// Reads and parses `path`; the error is one line naming the file, the
+/// line and the problem.
+pub fn read(path: &Path) -> Result<PlanFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "plan file {} cannot be read ({e}): check the path given to --plan",
+            path.display()
+        )
+    })?;
+    parse(&text).map_err(|e| format!("plan file {}: {e}", path.display()))
+}
+
+/// Parses plan file text; the error gives the line.
+pub fn parse(text: &str) -> Result<PlanFile, String> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let msg = e.message().replace('\n', " ");
+        match line {
+            Some(l) => format!("line {l}: {}", msg.trim()),
+            None => msg.trim().to_string(),
+        }
+    })
+}
+
+fn settings_text(table: &toml::Table, whose: &str) -> Result<Vec<(String, String)>, String> {
+    table
+        .iter()
+        .map(|(k, v)| {
+            scalar_text(v)
+                .map(|t| (k.clone(), t))
+                .ok_or_else(|| format!("{whose}: setting {k} must be a string, number or boolean"))
+        })
+        .collect()
+}
+
+/// Merges `file` (read from `dir`) into `input`; `given(id)` says whether
+/// the command line set that option (it then wins).
+pub fn apply(
+    file: PlanFile,
+    dir: &Path,
+    input: &mut PlanInput,
+    given: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
+    macro_rules! take {
+        ($field:ident, $id:literal) => {
+            if let Some(v) = file.$field
+                && !given($id)
+            {
+                input.$field = v.into();
+            }
+        };
+    }
+    take!(suite, "suite");
+    take!(profile, "profile");
+    take!(sizing, "sizing");
+    take!(tests, "tests");
+    if let Some(v) = file.repeat
+        && !given("repeat")
+    {
+        input.repeat = Some(v);
+    }
+    if let Some(v) = file.settle_secs
+        && !given("settle_secs")
+    {
+        input.settle_secs = Some(v);
+    }
+    if let Some(v) = file.config_set
+        && !given("config_set")
+    {
+        input.config_set = Some(v);
+    }
+    if let Some(v) = file.pg_bindir
+        && !given("pg_bindir")
+    {
+        input.pg_bindir = Some(dir.join(v));
+    }
+    if let Some(params) = file.params {
+        let o = &mut input.overrides;
+        macro_rules! param {
+            ($f:ident) => {
+                if o.$f.is_none() {
+                    o.$f = params.$f;
+                }
+            };
+        }
+        param!(tables);
+        param!(table_size);
+        param!(threads);
+        param!(read_secs);
+        param!(write_secs);
+        param!(warmup_secs);
+        param!(scan_warm_secs);
+        param!(postwrite_scale);
+        param!(seed);
+        param!(clients);
+        param!(rows_load);
+        param!(rows_l_i1);
+        param!(rows_l_i2);
+        param!(query_secs);
+        param!(insert_rates);
+        param!(wait_scale);
+        o.one_table |= params.one_table;
+    }
+    if let Some(set) = file.set {
+        // The file's settings first, so -c on the command line wins.
+        let mut settings: Vec<String> = settings_text(&set, "set")?
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        settings.append(&mut input.settings);
+        input.settings = settings;
+    }
+    if !file.target.is_empty() {
+        if !input.targets.is_empty() {
+            return Err(
+                "targets come from both the plan file and --target: name them in one place".into(),
+            );
+        }
+        for (i, t) in file.target.iter().enumerate() {
+            input.targets.push(target_text(t, i, dir)?);
+        }
+    }
+    Ok(())
+}
+
+/// A `[[target]]` in the command-line grammar, with a relative config file
+/// resolved against the plan file's directory.
+fn target_text(t: &TargetEntry, index: usize, dir: &Path) -> Result<String, String> {
+    let whose = format!("target {} ({})", index + 1, t.spec);
+    let (spec, mut own) = split_target_settings(&t.spec)?;
+    let spec = match spec.split_once('+') {
+        Some((head, config)) if is_config_path(config) => {
+            format!("{head}+{}", relative_to(dir, config))
+        }
+        _ => spec,
+    };
+    if let Some(set) = &t.set {
+        own.extend(settings_text(set, &whose)?);
+    }
+    let text = join_target_settings(&spec, &own);
+    if split_target_settings(&text)? != (spec, own) {
+        return Err(format!(
+            "{whose}: a setting value holds ':name=' and cannot be written as a target; use the top-level set"
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+suite = "sysbench"
+profile = "quick"
+tests = ["point-query", "insert"]
+repeat = 2
+settle_secs = 3
+set = { work_mem = "8MB" }
+
+[params]
+threads = 2
+read_secs = 1.5
+
+[[target]]
+spec = "pg@system+cx10a"
+
+[[target]]
+spec = "pg@18.4+./mine.conf:io_method=worker"
+set = { io_workers = 4, fsync = false }
+"#;
+
+    #[test]
+    fn a_plan_file_fills_the_inputs() {
+        let file = parse(EXAMPLE).unwrap();
+        let mut input = PlanInput {
+            settings: vec!["work_mem=16MB".into()],
+            profile: "small".into(),
+            ..Default::default()
+        };
+        apply(file, Path::new("/plans"), &mut input, &|id| id == "profile").unwrap();
+        assert_eq!(input.profile, "small", "the command line wins");
+        assert_eq!(input.suite, "sysbench");
+        assert_eq!(input.tests, ["point-query", "insert"]);
+        assert_eq!((input.repeat, input.settle_secs), (Some(2), Some(3.0)));
+        assert_eq!(input.overrides.threads, Some(2));
+        assert_eq!(input.overrides.read_secs, Some(1.5));
+        assert_eq!(input.settings, ["work_mem=8MB", "work_mem=16MB"]);
+        assert_eq!(
+            input.targets,
+            [
+                "pg@system+cx10a",
+                "pg@18.4+/plans/./mine.conf:io_method=worker:fsync=off:io_workers=4"
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_problem() {
+        let e = parse("suite = \"sysbench\"\nprofil = \"quick\"\n").unwrap_err();
+        assert!(e.starts_with("line 2: unknown field `profil`"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = parse("[params]\nthreads = \"four\"\n").unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let file = parse("[[target]]\nspec = \"pg\"\nset = { a = [1] }\n").unwrap();
+        let e = apply(file, Path::new("."), &mut PlanInput::default(), &|_| false).unwrap_err();
+        assert!(e.contains("setting a must be a string"), "{e}");
+        let file = parse("[[target]]\nspec = \"pg\"\n").unwrap();
+        let mut input = PlanInput {
+            targets: vec!["pg@system".into()],
+            ..Default::default()
+        };
+        let e = apply(file, Path::new("."), &mut input, &|_| false).unwrap_err();
+        assert!(e.contains("both the plan file and --target"), "{e}");
+    }
+}

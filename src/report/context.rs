@@ -1,0 +1,374 @@
+//! The context block at the top of a report: on what host, with which
+//! server versions, configs and settings, which profile and durations, and
+//! which tidemark made the numbers.
+//!
+//! A relative QPS means nothing without it: two runs on different hosts, or
+//! with a setting changed, are a different experiment. So the block also
+//! spells out what differs between the compared targets.
+
+use serde::Serialize;
+
+use super::model::Column;
+use crate::metrics::host::HostFacts;
+use crate::util::time::parse_rfc3339_utc;
+
+/// Facts about the compared runs and targets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Context {
+    /// The runs the targets come from, in order of first use.
+    pub runs: Vec<RunContext>,
+    /// Whether every run ran on the same kind of host (same hostname, CPU,
+    /// cores, memory, kernel and OS).
+    pub same_host: bool,
+    /// One per compared target, base first.
+    pub targets: Vec<TargetContext>,
+    /// Non-default settings every target has with the same value.
+    pub settings_common: Vec<Setting>,
+    /// Settings whose value differs between targets (or that only some set).
+    pub settings_differ: Vec<SettingDiff>,
+}
+
+/// One stored run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunContext {
+    pub id: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// Wall time from start to finish, when the run finished.
+    pub wall_secs: Option<f64>,
+    pub status: String,
+    /// The tidemark version that ran it.
+    pub tidemark_version: String,
+    pub profile: String,
+    pub suite: String,
+    pub command_line: String,
+    pub host: HostFacts,
+}
+
+/// One compared target.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TargetContext {
+    pub label: String,
+    pub run_id: i64,
+    /// What the server said it is (`SELECT version()`).
+    pub version: String,
+    pub config_name: Option<String>,
+    pub profile: String,
+    /// The run's parameters in one line (tables × rows, threads, seconds).
+    pub workload: String,
+    /// Reported steps stored for it.
+    pub reported_steps: usize,
+    /// Sum of the measured seconds of its reported steps.
+    pub measured_secs: f64,
+    /// How many non-default settings it ran with.
+    pub settings: usize,
+}
+
+/// A setting and its value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+}
+
+/// A setting that differs: its value per target (base first; `None`: the
+/// target ran with the server default).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SettingDiff {
+    pub name: String,
+    pub values: Vec<Option<String>>,
+}
+
+/// Builds the context of `columns` (base first).
+pub fn build(columns: &[Column<'_>]) -> Context {
+    let mut runs: Vec<RunContext> = Vec::new();
+    for c in columns {
+        if runs.iter().any(|r| r.id == c.run.id) {
+            continue;
+        }
+        let r = c.run;
+        let wall_secs = r.finished_at.as_deref().and_then(|f| {
+            let (a, b) = (parse_rfc3339_utc(&r.started_at)?, parse_rfc3339_utc(f)?);
+            (b >= a).then(|| (b - a) as f64)
+        });
+        runs.push(RunContext {
+            id: r.id,
+            started_at: r.started_at.clone(),
+            finished_at: r.finished_at.clone(),
+            wall_secs,
+            status: r.status.clone(),
+            tidemark_version: r.tidemark_version.clone(),
+            profile: r.profile.clone(),
+            suite: r.suite.clone(),
+            command_line: r.command_line.clone(),
+            host: r.host.clone(),
+        });
+    }
+    let same_host = runs.windows(2).all(|w| same_host(&w[0].host, &w[1].host));
+    let targets = columns
+        .iter()
+        .map(|c| {
+            let reported = c.target.steps.iter().filter(|s| s.info.reported);
+            TargetContext {
+                label: c.label.to_string(),
+                run_id: c.run.id,
+                version: c.target.info.version.clone(),
+                config_name: c.target.info.config_name.clone(),
+                profile: c.run.profile.clone(),
+                workload: workload_line(&c.run.params),
+                reported_steps: reported.clone().count(),
+                measured_secs: reported.map(|s| s.secs).sum(),
+                settings: c.target.info.settings.len(),
+            }
+        })
+        .collect();
+    let all: Vec<&[(String, String)]> = columns
+        .iter()
+        .map(|c| c.target.info.settings.as_slice())
+        .collect();
+    let (settings_common, settings_differ) = compare_settings(&all);
+    Context {
+        runs,
+        same_host,
+        targets,
+        settings_common,
+        settings_differ,
+    }
+}
+
+/// Whether two hosts are the same kind of machine (the data directory's
+/// path may differ).
+fn same_host(a: &HostFacts, b: &HostFacts) -> bool {
+    a.hostname == b.hostname
+        && a.cores == b.cores
+        && a.memory_bytes == b.memory_bytes
+        && a.kernel == b.kernel
+        && a.os == b.os
+        && a.cpu_model == b.cpu_model
+}
+
+/// Settings that name where one server instance lives (ports, sockets,
+/// paths): they differ between any two servers and say nothing about the
+/// experiment, so the context leaves them out.
+pub const INSTANCE_SETTINGS: [&str; 13] = [
+    "port",
+    "unix_socket_directories",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "log_directory",
+    "socket",
+    "datadir",
+    "pid_file",
+    "log_error",
+    "tmpdir",
+];
+
+/// Splits the targets' settings into those all share and those that
+/// differ, leaving out [`INSTANCE_SETTINGS`].
+pub fn compare_settings(all: &[&[(String, String)]]) -> (Vec<Setting>, Vec<SettingDiff>) {
+    let mut names: Vec<&str> = all
+        .iter()
+        .flat_map(|s| s.iter().map(|(n, _)| n.as_str()))
+        .filter(|n| !INSTANCE_SETTINGS.contains(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut common = Vec::new();
+    let mut differ = Vec::new();
+    for name in names {
+        let values: Vec<Option<String>> = all
+            .iter()
+            .map(|s| s.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()))
+            .collect();
+        match &values[0] {
+            Some(v) if values.iter().all(|x| x.as_ref() == Some(v)) => common.push(Setting {
+                name: name.to_string(),
+                value: v.clone(),
+            }),
+            _ => differ.push(SettingDiff {
+                name: name.to_string(),
+                values,
+            }),
+        }
+    }
+    (common, differ)
+}
+
+/// A run's parameters in one line: the sysbench ones by name, anything else
+/// as `key=value`.
+pub fn workload_line(params: &serde_json::Value) -> String {
+    let Some(map) = params.as_object() else {
+        return String::new();
+    };
+    let num = |k: &str| map.get(k).and_then(|v| v.as_f64());
+    let mut parts = Vec::new();
+    if let (Some(t), Some(r)) = (num("tables"), num("table_size")) {
+        parts.push(format!(
+            "{} × {} rows",
+            plural(t, "table"),
+            group_thousands(r as u64)
+        ));
+    }
+    if let Some(t) = num("threads") {
+        parts.push(plural(t, "thread"));
+    }
+    if let (Some(r), Some(w)) = (num("read_secs"), num("write_secs")) {
+        parts.push(format!("read {} s / write {} s", short(r), short(w)));
+    }
+    if let Some(w) = num("warmup_secs") {
+        parts.push(format!("warm-up {} s", short(w)));
+    }
+    let known = [
+        "tables",
+        "table_size",
+        "threads",
+        "read_secs",
+        "write_secs",
+        "warmup_secs",
+    ];
+    for (k, v) in map {
+        if !known.contains(&k.as_str()) {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            parts.push(format!("{k}={v}"));
+        }
+    }
+    parts.join(", ")
+}
+
+fn plural(n: f64, what: &str) -> String {
+    if n == 1.0 {
+        format!("1 {what}")
+    } else {
+        format!("{} {what}s", short(n))
+    }
+}
+
+/// A number without a needless `.0`.
+fn short(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn group_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Warnings the context implies: different hosts, unfinished targets,
+/// different tidemark builds or workload parameters.
+pub fn notes(columns: &[Column<'_>], ctx: &Context) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !ctx.same_host {
+        notes.push(
+            "the targets ran on different hosts (see the context): a difference may come from the hardware"
+                .into(),
+        );
+    }
+    for c in columns {
+        if c.target.status != "finished" {
+            notes.push(format!(
+                "target {} is {}{}: its missing steps show as -",
+                c.label,
+                c.target.status,
+                c.target
+                    .failure
+                    .as_deref()
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let mut versions: Vec<&str> = ctx
+        .runs
+        .iter()
+        .map(|r| r.tidemark_version.as_str())
+        .collect();
+    versions.sort_unstable();
+    versions.dedup();
+    if versions.len() > 1 {
+        notes.push(format!(
+            "the runs were made by different tidemark versions ({})",
+            versions.join(", ")
+        ));
+    }
+    let workloads: Vec<&str> = ctx.targets.iter().map(|t| t.workload.as_str()).collect();
+    if workloads.windows(2).any(|w| w[0] != w[1]) {
+        notes.push(
+            "the targets ran with different workload parameters (see the context): compare with care"
+                .into(),
+        );
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn settings_split_into_common_and_differing() {
+        let a = s(&[
+            ("port", "5432"),
+            ("shared_buffers", "128MB"),
+            ("work_mem", "4MB"),
+        ]);
+        let b = s(&[
+            ("enable_bitmapscan", "off"),
+            ("port", "5433"),
+            ("shared_buffers", "128MB"),
+            ("work_mem", "8MB"),
+        ]);
+        let (common, differ) = compare_settings(&[&a, &b]);
+        assert_eq!(common.len(), 1);
+        assert_eq!(common[0].name, "shared_buffers");
+        assert_eq!(differ.len(), 2);
+        assert_eq!(differ[0].name, "enable_bitmapscan");
+        assert_eq!(differ[0].values, [None, Some("off".to_string())]);
+        assert_eq!(
+            differ[1].values,
+            [Some("4MB".to_string()), Some("8MB".to_string())]
+        );
+    }
+
+    #[test]
+    fn workload_line_names_the_sysbench_parameters() {
+        let p = serde_json::json!({"tables": 1, "table_size": 50000000, "threads": 1,
+            "read_secs": 600.0, "write_secs": 900.0, "warmup_secs": 5.0, "seed": 7});
+        assert_eq!(
+            workload_line(&p),
+            "1 table × 50,000,000 rows, 1 thread, read 600 s / write 900 s, warm-up 5 s, seed=7"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group_thousands(0), "0");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1000), "1,000");
+        assert_eq!(group_thousands(50_000_000), "50,000,000");
+    }
+}

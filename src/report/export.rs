@@ -1,0 +1,129 @@
+//! The report model for scripts: `report.json` is the whole model, and
+//! `report.csv` one row per test (or Insert Benchmark step) and target,
+//! for spreadsheets.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+
+use super::model::{Band, Report};
+
+/// The model as pretty-printed JSON (the shape is versioned by
+/// [`super::model::REPORT_FORMAT`]).
+pub fn to_json(r: &Report) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(r)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// The CSV columns.
+pub const CSV_HEADER: [&str; 14] = [
+    "suite",
+    "group",
+    "test",
+    "target",
+    "column",
+    "run_id",
+    "rate",
+    "relative",
+    "band",
+    "status",
+    "errors",
+    "p99_us",
+    "client_cpu_us_per_query",
+    "sla_failed",
+];
+
+/// One row per sysbench test × target and per Insert Benchmark step ×
+/// target; `rate` is QPS (ips for load steps). Empty fields: not measured.
+pub fn to_csv(r: &Report) -> String {
+    let mut o = CSV_HEADER.join(",");
+    o.push('\n');
+    let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let band = |b: Option<Band>| match b {
+        Some(Band::Slower) => "slower",
+        Some(Band::Similar) => "similar",
+        Some(Band::Faster) => "faster",
+        None => "",
+    };
+    if let Some(s) = &r.sysbench {
+        let client = s.cost_columns.iter().position(|c| c.key == "client_cpu");
+        for g in &s.groups {
+            for t in &g.tests {
+                for (c, target) in t.cells.iter().zip(&r.targets) {
+                    let Some(c) = c else { continue };
+                    let fields = [
+                        "sysbench".to_string(),
+                        g.group.to_string(),
+                        t.name.clone(),
+                        target.label.clone(),
+                        target.column.clone(),
+                        target.run_id.to_string(),
+                        c.qps.to_string(),
+                        opt(c.relative),
+                        band(c.band).into(),
+                        c.status.into(),
+                        c.errors.to_string(),
+                        c.p99_us.to_string(),
+                        opt(client.and_then(|k| c.cost[k])),
+                        String::new(),
+                    ];
+                    row(&mut o, &fields);
+                }
+            }
+        }
+    }
+    if let Some(s) = &r.ibench {
+        for (row_data, target) in s.throughput.iter().zip(&r.targets) {
+            for (step, c) in s.steps.iter().zip(&row_data.cells) {
+                if c.value.is_none() && c.status.is_none() {
+                    continue;
+                }
+                let fields = [
+                    "ibench".to_string(),
+                    String::new(),
+                    step.clone(),
+                    target.label.clone(),
+                    target.column.clone(),
+                    target.run_id.to_string(),
+                    opt(c.value),
+                    opt(c.relative),
+                    band(c.band).into(),
+                    c.status.unwrap_or("ok").into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    c.sla_failed.to_string(),
+                ];
+                row(&mut o, &fields);
+            }
+        }
+    }
+    o
+}
+
+fn row(o: &mut String, fields: &[String]) {
+    let line: Vec<String> = fields.iter().map(|f| quote(f)).collect();
+    let _ = writeln!(o, "{}", line.join(","));
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn quote(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_with_commas_or_quotes_are_quoted() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("a,b"), "\"a,b\"");
+        assert_eq!(quote("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}

@@ -1,0 +1,112 @@
+//! Writing a report's files into its directory: `index.html`, `report.md`,
+//! `report.json` and `report.csv`.
+//!
+//! A report directory is tidemark's own: it carries a marker file, and a
+//! directory that has other content and no marker is refused rather than
+//! overwritten. Each file is written whole to a temporary name and renamed,
+//! so a reader never sees half a report.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+
+use super::model::{Report, ReportOptions, build};
+use super::select::{Selection, select};
+use super::{export, html, markdown};
+use crate::store::Store;
+
+/// The file that marks a directory as written by `tidemark report`.
+pub const MARKER: &str = ".tidemark-report";
+
+/// The files of a report, in the order they are written.
+pub const FILES: [&str; 4] = ["index.html", "report.md", "report.json", "report.csv"];
+
+/// Writes `report` into `dir` (created if needed); returns the path of its
+/// `index.html`.
+pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            bail!(
+                "{} is a file, not a directory: pass another -o DIR",
+                dir.display()
+            );
+        }
+        let has_other = std::fs::read_dir(dir)
+            .with_context(|| format!("reading {}", dir.display()))?
+            .next()
+            .is_some();
+        if has_other && !dir.join(MARKER).exists() {
+            bail!(
+                "{} already has files that tidemark did not write: pass another -o DIR",
+                dir.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+    let contents = [
+        html::render(report),
+        markdown::render(report),
+        export::to_json(report)?,
+        export::to_csv(report),
+    ];
+    put(
+        dir,
+        MARKER,
+        "written by tidemark report; the files here are replaced on the next report\n",
+    )?;
+    for (name, text) in FILES.iter().zip(&contents) {
+        put(dir, name, text)?;
+    }
+    Ok(dir.join("index.html"))
+}
+
+fn put(dir: &Path, name: &str, text: &str) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let path = dir.join(name);
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// The default report directory for a selection:
+/// `RESULTS/reports/run-<id>[-<id>…]`.
+pub fn default_dir(results_dir: &Path, sel: &Selection) -> PathBuf {
+    let mut ids: Vec<i64> = sel.runs.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+    results_dir
+        .join("reports")
+        .join(format!("run-{}", ids.join("-")))
+}
+
+/// Selects, builds and writes a report: `args` and `renames` as for
+/// [`select`], into `out` (default: [`default_dir`]). Returns the report
+/// and the path of its `index.html`.
+pub fn generate(
+    store: &Store,
+    args: &[String],
+    renames: &[(String, String)],
+    opts: &ReportOptions,
+    out: Option<&Path>,
+) -> Result<(Report, PathBuf)> {
+    let sel = select(store, args, renames)?;
+    let report = build(&sel, opts)?;
+    let dir = out.map_or_else(|| default_dir(store.dir(), &sel), Path::to_path_buf);
+    let index = write_report(&dir, &report)?;
+    Ok((report, index))
+}
+
+/// The report `tidemark run` writes at its end: run `run_id`'s targets,
+/// the first as the base, into the default directory.
+pub fn write_for_run(store: &Store, run_id: i64) -> Result<PathBuf> {
+    let (_, index) = generate(
+        store,
+        &[run_id.to_string()],
+        &[],
+        &ReportOptions::default(),
+        None,
+    )?;
+    Ok(index)
+}

@@ -1,0 +1,95 @@
+//! How numbers are printed in every rendering of a report, so Markdown,
+//! HTML and the generated summaries agree to the digit.
+
+/// A rate or other measured amount: whole numbers from 100 up, then one,
+/// two or three decimals as the value gets smaller.
+pub fn amount(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 || a == 0.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// An optional amount; a value that was not measured is "n/a", never 0.
+pub fn opt_amount(x: Option<f64>) -> String {
+    x.map(amount).unwrap_or_else(|| "n/a".into())
+}
+
+/// A relative value, two decimals as the seeds print them.
+pub fn rel(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// A change in basis points with its sign: `+3`, `-12`, `0`.
+pub fn bp(x: f64) -> String {
+    let r = x.round();
+    if r > 0.0 {
+        format!("+{r:.0}")
+    } else if r < 0.0 {
+        format!("{r:.0}")
+    } else {
+        "0".into()
+    }
+}
+
+/// Seconds for durations: `0.5 s`, `12 s`, `1h 02m 05s`.
+pub fn secs(x: f64) -> String {
+    if x < 10.0 {
+        format!("{x:.1} s")
+    } else if x < 60.0 {
+        format!("{x:.0} s")
+    } else {
+        let t = x.round() as u64;
+        let (h, m, s) = (t / 3600, t % 3600 / 60, t % 60);
+        if h > 0 {
+            format!("{h}h {m:02}m {s:02}s")
+        } else {
+            format!("{m}m {s:02}s")
+        }
+    }
+}
+
+/// Bytes as GiB with one decimal.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_keep_three_significant_digits_or_more() {
+        assert_eq!(amount(58862.4), "58862");
+        assert_eq!(amount(12.345), "12.3");
+        assert_eq!(amount(1.2345), "1.23");
+        assert_eq!(amount(0.01234), "0.012");
+        assert_eq!(amount(0.0), "0.00");
+        assert_eq!(opt_amount(None), "n/a");
+    }
+
+    #[test]
+    fn basis_points_carry_their_sign() {
+        assert_eq!(bp(3.0), "+3");
+        assert_eq!(bp(-12.4), "-12");
+        assert_eq!(bp(0.2), "0");
+        assert_eq!(bp(-0.2), "0");
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(secs(0.5), "0.5 s");
+        assert_eq!(secs(16.0), "16 s");
+        assert_eq!(secs(600.0), "10m 00s");
+        assert_eq!(secs(3725.0), "1h 02m 05s");
+    }
+}

@@ -1,0 +1,562 @@
+//! The report as Markdown, laid out like the seeds' posts so a user can
+//! paste a section into a post unchanged: a legend naming the base and
+//! `col-1`, `col-2`…, then one table per group with the relative QPS
+//! columns first and the test last, and a one-line summary per group.
+
+use std::fmt::Write as _;
+
+use super::cost::CostColumn;
+use super::format::{amount, bp, gib, opt_amount, rel, secs};
+use super::ibench::{IbenchSection, METRIC_COLUMNS};
+use super::model::{Band, Report};
+use super::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
+
+/// Renders the whole report.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let others: Vec<&str> = r.targets[1..].iter().map(|t| t.label.as_str()).collect();
+    let _ = writeln!(
+        o,
+        "# tidemark report: {}{}\n",
+        r.base,
+        if others.is_empty() {
+            String::new()
+        } else {
+            format!(" vs {}", others.join(", "))
+        }
+    );
+    let runs: Vec<String> = r.context.runs.iter().map(|x| x.id.to_string()).collect();
+    let _ = writeln!(
+        o,
+        "Generated {} by tidemark {} from stored run{} {}.\n",
+        r.generated_at,
+        r.tidemark_version,
+        if runs.len() == 1 { "" } else { "s" },
+        runs.join(", ")
+    );
+    if !r.notes.is_empty() {
+        o.push_str("**Read first:**\n\n");
+        for n in &r.notes {
+            let _ = writeln!(o, "- {n}");
+        }
+        o.push('\n');
+    }
+    context(&mut o, r);
+    if let Some(s) = &r.sysbench {
+        sysbench(&mut o, r, s);
+    }
+    if let Some(s) = &r.ibench {
+        ibench(&mut o, r, s);
+    }
+    plans(&mut o, r);
+    o
+}
+
+/// Escapes a table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A pipe table: header, alignment row (`right` per column), rows.
+fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
+    let line = |cells: &[String]| {
+        format!(
+            "| {} |",
+            cells
+                .iter()
+                .map(|c| cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    };
+    let _ = writeln!(o, "{}", line(header));
+    let align: Vec<String> = right
+        .iter()
+        .map(|&r| if r { "---:".into() } else { "---".into() })
+        .collect();
+    let _ = writeln!(o, "|{}|", align.join("|"));
+    for row in rows {
+        let _ = writeln!(o, "{}", line(row));
+    }
+    o.push('\n');
+}
+
+fn context(o: &mut String, r: &Report) {
+    let c = &r.context;
+    o.push_str("## Context\n\n");
+    let header: Vec<String> = [
+        "column", "target", "run", "version", "config", "profile", "workload", "steps", "measured",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = r
+        .targets
+        .iter()
+        .zip(&c.targets)
+        .map(|(t, x)| {
+            vec![
+                t.column.clone(),
+                t.label.clone(),
+                t.run_id.to_string(),
+                x.version.clone(),
+                x.config_name.clone().unwrap_or_else(|| "-".into()),
+                x.profile.clone(),
+                x.workload.clone(),
+                x.reported_steps.to_string(),
+                secs(x.measured_secs),
+            ]
+        })
+        .collect();
+    let mut right = vec![false; 9];
+    right[2] = true;
+    right[7] = true;
+    right[8] = true;
+    table(o, &header, &right, &rows);
+
+    let host_line = |h: &crate::metrics::host::HostFacts| {
+        let mut s = format!(
+            "{}: {}, {} cores, {} RAM, {}, kernel {}",
+            h.hostname,
+            h.cpu_model,
+            h.cores,
+            gib(h.memory_bytes),
+            h.os,
+            h.kernel
+        );
+        if let Some(st) = &h.storage {
+            let _ = write!(
+                s,
+                "; data on {} ({}{})",
+                if st.device.is_empty() {
+                    "?"
+                } else {
+                    &st.device
+                },
+                st.filesystem,
+                match st.rotational {
+                    Some(true) => ", rotational",
+                    Some(false) => ", SSD/NVMe",
+                    None => "",
+                }
+            );
+        }
+        s
+    };
+    if c.same_host
+        && let Some(run) = c.runs.first()
+    {
+        let _ = writeln!(o, "Host: {}\n", host_line(&run.host));
+    }
+    let rows: Vec<Vec<String>> = c
+        .runs
+        .iter()
+        .map(|x| {
+            let mut v = vec![
+                x.id.to_string(),
+                x.started_at.clone(),
+                x.wall_secs.map(secs).unwrap_or_else(|| "-".into()),
+                x.status.clone(),
+                x.suite.clone(),
+                x.tidemark_version.clone(),
+                format!("`{}`", x.command_line.replace('`', "'")),
+            ];
+            if !c.same_host {
+                v.insert(1, host_line(&x.host));
+            }
+            v
+        })
+        .collect();
+    let mut header: Vec<String> = [
+        "run",
+        "started",
+        "wall time",
+        "status",
+        "suite",
+        "tidemark",
+        "command",
+    ]
+    .map(String::from)
+    .to_vec();
+    if !c.same_host {
+        header.insert(1, "host".into());
+    }
+    let mut right = vec![false; header.len()];
+    right[0] = true;
+    table(o, &header, &right, &rows);
+
+    if c.settings_differ.is_empty() {
+        o.push_str("All targets ran with the same settings.\n\n");
+    } else {
+        o.push_str("Settings that differ between targets (ports, sockets and paths left out):\n\n");
+        let mut header = vec!["setting".to_string()];
+        header.extend(r.targets.iter().map(|t| t.label.clone()));
+        let rows: Vec<Vec<String>> = c
+            .settings_differ
+            .iter()
+            .map(|d| {
+                let mut v = vec![d.name.clone()];
+                v.extend(
+                    d.values
+                        .iter()
+                        .map(|x| x.clone().unwrap_or_else(|| "(default)".into())),
+                );
+                v
+            })
+            .collect();
+        table(o, &header, &vec![false; header.len()], &rows);
+    }
+    if !c.settings_common.is_empty() {
+        let _ = writeln!(
+            o,
+            "Non-default settings all targets share ({}):\n\n```text",
+            c.settings_common.len()
+        );
+        for s in &c.settings_common {
+            let _ = writeln!(o, "{} = {}", s.name, s.value);
+        }
+        o.push_str("```\n\n");
+    }
+}
+
+/// The seeds' legend: the base and what each `col-N` is.
+fn legend(o: &mut String, r: &Report) {
+    let _ = writeln!(o, "Relative to: {}  ", r.base);
+    for t in &r.targets[1..] {
+        let _ = writeln!(o, "{} : {}  ", t.column, t.label);
+    }
+    o.push('\n');
+}
+
+/// A relative value as a Markdown cell: bold when faster, italic when
+/// slower, `-` when there is none.
+fn rel_cell(c: Option<&Cell>) -> String {
+    match c.and_then(|c| Some((c.relative?, c.band?))) {
+        Some((v, Band::Faster)) => format!("**{}**", rel(v)),
+        Some((v, Band::Slower)) => format!("_{}_", rel(v)),
+        Some((v, Band::Similar)) => rel(v),
+        None => "-".into(),
+    }
+}
+
+fn sysbench(o: &mut String, r: &Report, s: &SysbenchSection) {
+    o.push_str("## Sysbench\n\n");
+    if r.targets.len() > 1 {
+        let _ = writeln!(
+            o,
+            "Relative QPS (rQPS) is QPS(target) / QPS(base): above 1 the target is faster. \
+             **Bold**: ≥ {hi:.2}, _italic_: ≤ {lo:.2}, plain: between. \
+             One basis point is a change of 0.01 in rQPS.\n",
+            hi = r.bands.high,
+            lo = r.bands.low
+        );
+        legend(o, r);
+    }
+    for g in &s.groups {
+        group(o, r, s, g);
+    }
+}
+
+fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
+    let _ = writeln!(o, "### {}\n", g.title);
+    if !g.summaries.is_empty() {
+        for sum in &g.summaries {
+            let _ = writeln!(o, "- {} ({}): {}", sum.column, sum.target, sum.text);
+        }
+        o.push('\n');
+        let mut header: Vec<String> = r.targets[1..].iter().map(|t| t.column.clone()).collect();
+        header.push(g.title.to_string());
+        let mut right = vec![true; header.len()];
+        *right.last_mut().unwrap() = false;
+        let rows: Vec<Vec<String>> = g
+            .tests
+            .iter()
+            .map(|t| {
+                let mut v: Vec<String> =
+                    t.cells[1..].iter().map(|c| rel_cell(c.as_ref())).collect();
+                v.push(t.name.clone());
+                v
+            })
+            .collect();
+        table(o, &header, &right, &rows);
+    }
+    o.push_str("Absolute QPS:\n\n");
+    let mut header = vec!["test".to_string()];
+    header.extend(r.targets.iter().map(|t| t.label.clone()));
+    let mut right = vec![true; header.len()];
+    right[0] = false;
+    let mut flagged = false;
+    let rows: Vec<Vec<String>> = g
+        .tests
+        .iter()
+        .map(|t| {
+            let mut v = vec![t.name.clone()];
+            for c in &t.cells {
+                v.push(match c {
+                    Some(c) if c.flagged() => {
+                        flagged = true;
+                        format!("{} !", amount(c.qps))
+                    }
+                    Some(c) => amount(c.qps),
+                    None => "-".into(),
+                });
+            }
+            v
+        })
+        .collect();
+    table(o, &header, &right, &rows);
+    if flagged {
+        o.push_str("! = the step had errors or did not run to its end.\n\n");
+    }
+    cost_tables(o, r, s, g);
+}
+
+fn cost_tables(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
+    for (k, col) in s.cost_columns.iter().enumerate() {
+        if !s.cost_present[k] {
+            continue;
+        }
+        let _ = writeln!(o, "{} ({}):\n", col.title, col.key);
+        let mut header = vec!["test".to_string()];
+        header.extend(r.targets.iter().map(|t| t.label.clone()));
+        header.extend(r.targets[1..].iter().map(|t| format!("{} rel", t.column)));
+        let mut right = vec![true; header.len()];
+        right[0] = false;
+        let rows: Vec<Vec<String>> = g
+            .tests
+            .iter()
+            .map(|t| {
+                let mut v = vec![t.name.clone()];
+                v.extend(t.cells.iter().map(|c| match c {
+                    Some(c) => opt_amount(c.cost[k]),
+                    None => "-".into(),
+                }));
+                v.extend(t.cells[1..].iter().map(|c| {
+                    c.as_ref()
+                        .and_then(|c| c.cost_relative[k])
+                        .map(rel)
+                        .unwrap_or_else(|| "n/a".into())
+                }));
+                v
+            })
+            .collect();
+        table(o, &header, &right, &rows);
+    }
+    let absent: Vec<&CostColumn> = s
+        .cost_columns
+        .iter()
+        .zip(&s.cost_present)
+        .filter(|(_, p)| !**p)
+        .map(|(c, _)| c)
+        .collect();
+    if !absent.is_empty() {
+        let _ = writeln!(
+            o,
+            "Not stored for these runs (n/a): {}.\n",
+            absent.iter().map(|c| c.key).collect::<Vec<_>>().join(", ")
+        );
+    }
+}
+
+fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
+    o.push_str("## Insert Benchmark\n\n");
+    let _ = writeln!(
+        o,
+        "Throughput is inserts/s for l.i0, l.i1, l.i2, indexed rows/s for l.x and queries/s for the \
+         qr/qp steps. † = the step missed its background insert rate (below 95% of the target): \
+         an SLA failure. Relative: **bold** ≥ {:.2}, _italic_ ≤ {:.2}.\n",
+        r.ibench_bands.high, r.ibench_bands.low
+    );
+    let mut header = vec!["dbms".to_string()];
+    header.extend(s.steps.iter().cloned());
+    let mut right = vec![true; header.len()];
+    right[0] = false;
+    let mark = |failed: bool| if failed { " †" } else { "" };
+    let abs: Vec<Vec<String>> = s
+        .throughput
+        .iter()
+        .map(|row| {
+            let mut v = vec![row.target.clone()];
+            v.extend(row.cells.iter().map(|c| match c.value {
+                Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
+                None => "-".into(),
+            }));
+            v
+        })
+        .collect();
+    o.push_str("Throughput:\n\n");
+    table(o, &header, &right, &abs);
+    let relrows: Vec<Vec<String>> = s
+        .throughput
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut v = vec![row.target.clone()];
+            v.extend(row.cells.iter().map(|c| {
+                let text = match (i, c.value, c.relative, c.band) {
+                    (0, Some(_), _, _) => "1.00".to_string(),
+                    (_, _, Some(x), Some(Band::Faster)) => format!("**{}**", rel(x)),
+                    (_, _, Some(x), Some(Band::Slower)) => format!("_{}_", rel(x)),
+                    (_, _, Some(x), _) => rel(x),
+                    _ => "-".into(),
+                };
+                format!("{text}{}", mark(c.sla_failed))
+            }));
+            v
+        })
+        .collect();
+    o.push_str("Throughput relative to the first row:\n\n");
+    table(o, &header, &right, &relrows);
+    if !s.query_steps.is_empty() {
+        let mut header = vec!["dbms".to_string()];
+        header.extend(s.query_steps.iter().cloned());
+        let mut rows: Vec<Vec<String>> = s
+            .background
+            .iter()
+            .map(|row| {
+                let mut v = vec![row.target.clone()];
+                v.extend(row.cells.iter().map(|c| match c.achieved {
+                    Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
+                    None => "n/a".into(),
+                }));
+                v
+            })
+            .collect();
+        let mut last = vec!["target".to_string()];
+        last.extend(s.background_targets.iter().map(|t| opt_amount(*t)));
+        rows.push(last);
+        o.push_str("Background insert rate (inserts/s) against its target:\n\n");
+        table(o, &header, &vec![true; header.len()], &rows);
+    }
+    for m in &s.metrics {
+        let _ = writeln!(o, "Metrics of {}:\n", m.step);
+        let mut header = vec!["dbms".to_string()];
+        header.extend(METRIC_COLUMNS.iter().map(|c| c.to_string()));
+        let rows: Vec<Vec<String>> = m
+            .rows
+            .iter()
+            .map(|(t, vals)| {
+                let mut v = vec![t.clone()];
+                v.extend(vals.iter().map(|x| opt_amount(*x)));
+                v
+            })
+            .collect();
+        let mut right = vec![true; header.len()];
+        right[0] = false;
+        table(o, &header, &right, &rows);
+    }
+    for f in &s.fairness {
+        let _ = writeln!(
+            o,
+            "Fairness of {} (seconds until each client finished; pct = diff / min_time × 100):\n",
+            f.step
+        );
+        let header: Vec<String> = ["dbms", "clients", "min_time", "max_time", "diff", "pct"]
+            .map(String::from)
+            .to_vec();
+        let rows: Vec<Vec<String>> = f
+            .rows
+            .iter()
+            .map(|(t, x)| {
+                vec![
+                    t.clone(),
+                    x.clients.to_string(),
+                    amount(x.min_time),
+                    amount(x.max_time),
+                    amount(x.diff),
+                    format!("{:.1}", x.pct),
+                ]
+            })
+            .collect();
+        let mut right = vec![true; 6];
+        right[0] = false;
+        table(o, &header, &right, &rows);
+    }
+    for t in &s.response_times {
+        let _ = writeln!(
+            o,
+            "Response times of {} (µs; buckets in % of operations):\n",
+            t.step
+        );
+        let mut header: Vec<String> = ["dbms", "role", "p50", "p99", "p99.9", "max"]
+            .map(String::from)
+            .to_vec();
+        header.extend(s.latency_buckets.iter().map(|b| b.to_string()));
+        let rows: Vec<Vec<String>> = t
+            .rows
+            .iter()
+            .map(|x| {
+                let mut v = vec![
+                    x.target.clone(),
+                    x.role.clone(),
+                    x.p50_us.to_string(),
+                    x.p99_us.to_string(),
+                    x.p999_us.to_string(),
+                    x.max_us.to_string(),
+                ];
+                match &x.buckets_pct {
+                    Some(b) => v.extend(b.iter().map(|p| format!("{p:.1}"))),
+                    None => v.extend(s.latency_buckets.iter().map(|_| "n/a".to_string())),
+                }
+                v
+            })
+            .collect();
+        let mut right = vec![true; header.len()];
+        right[0] = false;
+        right[1] = false;
+        table(o, &header, &right, &rows);
+    }
+}
+
+fn plans(o: &mut String, r: &Report) {
+    if r.plan_changes.is_empty() {
+        return;
+    }
+    o.push_str("## Query plans that changed\n\n");
+    o.push_str(
+        "Plans are compared without cost estimates and literal numbers; `-` lines are the base's plan, `+` lines the target's.\n\n",
+    );
+    for p in &r.plan_changes {
+        let who: Vec<String> = p
+            .targets
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} ({}){}",
+                    t.target,
+                    t.column,
+                    t.relative
+                        .map(|x| format!(
+                            ", rQPS {} ({} basis points)",
+                            rel(x),
+                            bp(basis_points(x))
+                        ))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "### {}\n\n{} vs {}\n", p.test, r.base, who.join("; "));
+        let _ = writeln!(o, "`{}`\n", p.statement.replace('`', "'"));
+        o.push_str("```diff\n");
+        let mut minus: Vec<&str> = Vec::new();
+        let mut plus: Vec<&str> = Vec::new();
+        let flush = |o: &mut String, minus: &mut Vec<&str>, plus: &mut Vec<&str>| {
+            for l in minus.drain(..) {
+                let _ = writeln!(o, "- {l}");
+            }
+            for l in plus.drain(..) {
+                let _ = writeln!(o, "+ {l}");
+            }
+        };
+        for row in &p.rows {
+            if row.changed {
+                minus.extend(row.base.as_deref());
+                plus.extend(row.target.as_deref());
+            } else {
+                flush(o, &mut minus, &mut plus);
+                let _ = writeln!(o, "  {}", row.base.as_deref().unwrap_or_default());
+            }
+        }
+        flush(o, &mut minus, &mut plus);
+        o.push_str("```\n\n");
+    }
+}

@@ -1,0 +1,201 @@
+//! The store's side of matrix runs: targets per repetition, the plan kept
+//! with a run, and what `--resume` needs to find the cells — (target
+//! position, repetition, step name) — already measured.
+//!
+//! A cell is measured when its step is stored with status `ok` or
+//! `errors`; a step cut short (`interrupted`) or `failed` is deleted when
+//! its target is resumed and measured again, so every cell ends up stored
+//! exactly once.
+
+use std::collections::HashMap;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{OptionalExtension, params};
+
+use super::{StepRecord, Store};
+use crate::server::TargetInfo;
+
+/// Step statuses that count as measured.
+pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
+
+impl Store {
+    /// The id of target `position` in pass `repetition` of run `run_id`.
+    pub fn find_target(&self, run_id: i64, position: u32, repetition: u32) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM targets WHERE run_id = ?1 AND position = ?2 AND repetition = ?3",
+                params![run_id, position, repetition],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Replaces what is recorded about a target's server (a resumed target
+    /// runs on a new one) and sets it `running` again.
+    pub fn update_target_info(&mut self, target_id: i64, target: &TargetInfo) -> Result<()> {
+        let n = self.conn.execute(
+            "UPDATE targets SET spec = ?2, label = ?3, dbms = ?4, version = ?5,
+                    version_number = ?6, config_name = ?7, config_text = ?8,
+                    settings_json = ?9, managed = ?10, extra_json = ?11,
+                    status = 'running', failure = NULL
+              WHERE id = ?1",
+            params![
+                target_id,
+                target.spec,
+                target.label,
+                target.dbms,
+                target.version,
+                target.version_number,
+                target.config_name,
+                target.config_text,
+                serde_json::to_string(&target.settings)?,
+                target.managed,
+                serde_json::to_string(&target.extra)?,
+            ],
+        )?;
+        if n == 0 {
+            bail!("no target {target_id} in {}", self.dir.display());
+        }
+        Ok(())
+    }
+
+    /// The measured steps of a target, by step name.
+    pub fn measured_steps(&self, target_id: i64) -> Result<HashMap<String, StepRecord>> {
+        Ok(self
+            .load_steps(target_id)?
+            .into_iter()
+            .filter(|s| MEASURED_STATUSES.contains(&s.status.as_str()))
+            .map(|s| (s.info.name.clone(), s))
+            .collect())
+    }
+
+    /// Names of the measured steps of target `position` in pass
+    /// `repetition` (empty when the target was never stored).
+    pub fn measured_step_names(
+        &self,
+        run_id: i64,
+        position: u32,
+        repetition: u32,
+    ) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.name FROM steps s JOIN targets t ON s.target_id = t.id
+              WHERE t.run_id = ?1 AND t.position = ?2 AND t.repetition = ?3
+                AND s.status IN ('ok', 'errors')
+              ORDER BY s.seq",
+        )?;
+        let names = stmt.query_map(params![run_id, position, repetition], |r| r.get(0))?;
+        Ok(names.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Deletes a target's steps that were cut short or failed (with their
+    /// seconds, clients and plans); returns how many.
+    pub fn delete_unmeasured_steps(&mut self, target_id: i64) -> Result<usize> {
+        Ok(self.conn.execute(
+            "DELETE FROM steps WHERE target_id = ?1 AND status NOT IN ('ok', 'errors')",
+            [target_id],
+        )?)
+    }
+
+    /// Keeps the inputs run `run_id` was planned from (JSON).
+    pub fn set_run_plan(&mut self, run_id: i64, plan_json: &str) -> Result<()> {
+        let n = self.conn.execute(
+            "UPDATE runs SET plan_json = ?2 WHERE id = ?1",
+            params![run_id, plan_json],
+        )?;
+        if n == 0 {
+            return Err(self.unknown_run(run_id));
+        }
+        Ok(())
+    }
+
+    /// The status and stored plan inputs of run `run_id`.
+    pub fn run_plan(&self, run_id: i64) -> Result<(String, Option<String>)> {
+        self.conn
+            .query_row(
+                "SELECT status, plan_json FROM runs WHERE id = ?1",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or_else(|| self.unknown_run(run_id))
+    }
+
+    /// Marks run `run_id` as running again (a resume).
+    pub fn reopen_run(&mut self, run_id: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
+                [run_id],
+            )
+            .with_context(|| format!("reopening run {run_id}"))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{plans, run_info, step_info, step_result, target};
+    use super::*;
+    use crate::runner::result::StepStatus;
+
+    #[test]
+    fn repetitions_are_stored_and_cells_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let run = store.begin_run(&run_info()).unwrap();
+        store.set_run_plan(run, "{\"profile\":\"quick\"}").unwrap();
+        assert_eq!(
+            store.run_plan(run).unwrap(),
+            ("running".into(), Some("{\"profile\":\"quick\"}".into()))
+        );
+        let a0 = store.add_target_repetition(run, 0, 0, &target(5)).unwrap();
+        let b0 = store.add_target_repetition(run, 1, 0, &target(6)).unwrap();
+        let a1 = store.add_target_repetition(run, 0, 1, &target(5)).unwrap();
+        assert!(store.add_target_repetition(run, 0, 1, &target(5)).is_err());
+        assert_eq!(store.find_target(run, 0, 1).unwrap(), Some(a1));
+        assert_eq!(store.find_target(run, 1, 1).unwrap(), None);
+        for (t, seq) in [(a0, 0), (a0, 1), (b0, 0), (a1, 0)] {
+            let mut r = step_result(seq);
+            if (t, seq) == (a0, 1) {
+                r.status = StepStatus::Interrupted;
+            }
+            store
+                .write_step(
+                    t,
+                    seq,
+                    "2026-11-20T23:50:00Z",
+                    &step_info(seq),
+                    &r,
+                    &plans(seq),
+                )
+                .unwrap();
+        }
+        assert_eq!(
+            store.measured_step_names(run, 0, 0).unwrap(),
+            ["point-query_range=0"]
+        );
+        assert_eq!(store.measured_steps(a0).unwrap().len(), 1);
+        assert_eq!(store.delete_unmeasured_steps(a0).unwrap(), 1);
+        assert_eq!(store.load_steps(a0).unwrap().len(), 1);
+        let record = store.load_run(run).unwrap();
+        let order: Vec<(u32, u32)> = record
+            .targets
+            .iter()
+            .map(|t| (t.repetition, t.position))
+            .collect();
+        assert_eq!(order, [(0, 0), (0, 1), (1, 0)]);
+        let runs = store.list_runs().unwrap();
+        assert_eq!(runs[0].targets.len(), 2, "labels once per plan target");
+        store.finish_run(run, "interrupted").unwrap();
+        store.reopen_run(run).unwrap();
+        assert_eq!(store.run_plan(run).unwrap().0, "running");
+        let mut changed = target(5);
+        changed.label = "pg15.new".into();
+        store.update_target_info(a0, &changed).unwrap();
+        assert_eq!(
+            store.load_run(run).unwrap().targets[0].info.label,
+            "pg15.new"
+        );
+    }
+}
