@@ -5,6 +5,8 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -380,6 +382,18 @@ fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on
         "the partial per-second data is kept"
     );
     assert!(!qp["roles"].as_array().unwrap().is_empty());
+    // The comparison report written at the end reads the same verdicts.
+    let report: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("results/reports/run-1/report.json")).unwrap(),
+    )
+    .unwrap();
+    let ib = &report["ibench"];
+    assert_eq!(ib["query_steps"][0], "qr100");
+    let background = ib["background"].as_array().unwrap();
+    assert_eq!(background.len(), 2, "{ib}");
+    assert_eq!(background[0]["cells"][0]["sla_failed"], true, "{ib}");
+    assert_eq!(background[1]["cells"][0]["sla_failed"], false, "{ib}");
+    assert_eq!(background[0]["cells"][0]["target"], 200.0);
     // The second target ran every step; its query steps kept their rate.
     assert_eq!(steps(1).len(), 8);
     for s in steps(1) {
@@ -464,4 +478,103 @@ fn suite_all_runs_sysbench_then_the_insert_benchmark() {
         text.contains("point queries") && text.contains("Insert Benchmark"),
         "{text}"
     );
+}
+
+#[test]
+fn an_interrupted_run_resumes_by_rebuilding_the_tables_it_keeps() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut child = tidemark()
+        .args([
+            "run",
+            "--suite",
+            "ibench",
+            "--results",
+            results,
+            "--clients",
+            "2",
+            "--rows-load",
+            "3000",
+            "--rows-l-i1",
+            "600",
+            "--rows-l-i2",
+            "100",
+            "--query-secs",
+            "3",
+            "--insert-rates",
+            "100",
+            "--wait-scale",
+            "0",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(pipe).lines().map_while(Result::ok);
+    // qr100 is stored; interrupt qp100 midway.
+    assert!(lines.any(|l| l.contains(" qr100 ")), "qr100 ran");
+    std::thread::sleep(Duration::from_millis(1_000));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let rest: Vec<String> = lines.collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{rest:?}");
+    let export = |r: &str| -> serde_json::Value {
+        serde_json::from_slice(&run_tidemark(&["export", "--results", r]).stdout).unwrap()
+    };
+    let started = |doc: &serde_json::Value| -> BTreeMap<String, (String, String)> {
+        doc["runs"][0]["targets"][0]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["name"].as_str().unwrap().to_string(),
+                    (
+                        s["status"].as_str().unwrap().to_string(),
+                        s["started_at"].as_str().unwrap().to_string(),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let before = started(&export(results));
+    assert_eq!(before["qp100"].0, "interrupted");
+    assert_eq!(before.len(), 6);
+
+    let o = run_tidemark(&["run", "--results", results, "--resume", "1"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    for step in ["l.i0", "l.x", "l.i1", "l.i2"] {
+        assert!(
+            err.contains(&format!(
+                "{step} was measured before: running it again, unstored"
+            )),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("qr100 was measured before: running"), "{err}");
+    let doc = export(results);
+    let after = started(&doc);
+    assert_eq!(after.len(), 6, "each step stored once");
+    for (name, (status, at)) in &after {
+        assert_eq!(status, "ok", "{name}");
+        if name != "qp100" {
+            assert_eq!(at, &before[name].1, "{name} was kept, not measured again");
+        }
+    }
+    let qp = doc["runs"][0]["targets"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "qp100")
+        .unwrap()
+        .clone();
+    assert_eq!(qp["metrics"]["sla"]["failed"], false);
+    assert_eq!(qp["roles"].as_array().unwrap().len(), 4);
 }

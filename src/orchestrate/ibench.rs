@@ -86,10 +86,10 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         if ctx.is_measured(&step.name) && !matches!(step.kind, StepKind::Query(_)) {
             // A resumed run keeps this step's earlier measurement, but the
             // fresh server needs the tables it builds: run it, unstored.
-            ctx.view.phase(
-                &format!("{label} {} again to rebuild the tables", step.name),
-                0.0,
-            );
+            ctx.view.line(&format!(
+                "target {label}: {} was measured before: running it again, unstored, to rebuild the tables",
+                step.name
+            ));
             let r = run_roles(
                 ib.roles_plan(step, seq, &label),
                 connector.as_ref(),
