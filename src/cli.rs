@@ -83,9 +83,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub results: ResultsArgs,
     /// Benchmark suite to run: sysbench, ibench (the Insert Benchmark) or
-    /// all (both, sysbench first).
-    #[arg(long, default_value = "sysbench")]
-    pub suite: String,
+    /// all (both, sysbench first). Default: all, or sysbench when --tests
+    /// names sysbench tests.
+    #[arg(long)]
+    pub suite: Option<String>,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
     /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
     /// each with an optional +config (cx10b, ./my.conf) and :name=value
@@ -232,7 +233,13 @@ impl RunArgs {
     /// The raw plan inputs these arguments describe.
     pub fn plan_input(&self, command_line: String) -> PlanInput {
         PlanInput {
-            suite: self.suite.clone(),
+            suite: self.suite.clone().unwrap_or_else(|| {
+                if self.tests.iter().any(|t| !t.trim().is_empty()) {
+                    "sysbench".to_string()
+                } else {
+                    "all".to_string()
+                }
+            }),
             profile: self.profile.clone(),
             targets: self.targets.clone(),
             settings: self.settings.clone(),
