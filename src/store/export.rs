@@ -10,8 +10,10 @@ use anyhow::Result;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
+use super::hw_columns::{HW_NUMERIC, HW_TEXT, numeric_values, text_values};
 use super::{RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
 use crate::metrics::host::HostFacts;
+use crate::metrics::summary::HostSecond;
 use crate::runner::result::{ClientResult, LatencySummary, SecondSample, StepStatus};
 use crate::workload::Group;
 
@@ -112,6 +114,11 @@ struct JsonStep<'a> {
     per_second: &'a [SecondSample],
     clients: &'a [ClientResult],
     plans: Vec<JsonPlan<'a>>,
+    /// The hardware summary ([`super::hw_columns::json_object`]); null for
+    /// steps stored without samplers.
+    hw: Option<serde_json::Value>,
+    /// The samplers' rows, one per interval (empty without samplers).
+    host_seconds: &'a [HostSecond],
 }
 
 #[derive(Serialize)]
@@ -205,6 +212,11 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
                 .iter()
                 .map(|(statement, plan)| JsonPlan { statement, plan })
                 .collect(),
+            hw: s
+                .host
+                .as_ref()
+                .map(|h| super::hw_columns::json_object(&h.metrics)),
+            host_seconds: s.host.as_ref().map_or(&[], |h| &h.seconds[..]),
         }
     }
 }
@@ -248,10 +260,22 @@ pub const CSV_COLUMNS: [&str; 35] = [
     "client_cpu_us_per_query",
 ];
 
-/// Writes run `run` (or every stored run) as CSV: a header line, then one
-/// row per step. Empty cells mean "none".
+/// The CSV header: [`CSV_COLUMNS`], then the hardware summary's columns
+/// ([`HW_NUMERIC`], [`HW_TEXT`]).
+pub fn csv_header() -> Vec<&'static str> {
+    CSV_COLUMNS
+        .iter()
+        .chain(&HW_NUMERIC)
+        .chain(&HW_TEXT)
+        .copied()
+        .collect()
+}
+
+/// Writes run `run` (or every stored run) as CSV: a header line
+/// ([`csv_header`]), then one row per step. Empty cells mean "none" (for
+/// hardware columns: missing; `hw_missing` says why).
 pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Result<()> {
-    write_csv_row(out, CSV_COLUMNS.iter().map(|c| c.to_string()))?;
+    write_csv_row(out, csv_header().into_iter().map(String::from))?;
     for r in load(store, run)? {
         for t in &r.targets {
             for s in &t.steps {
@@ -294,7 +318,22 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
                     l.max.to_string(),
                     opt(s.client_cpu_us_per_statement().map(|v| v.to_string())),
                 ];
-                write_csv_row(out, row.into_iter())?;
+                let (numeric, text) = match &s.host {
+                    Some(h) => (numeric_values(&h.metrics), text_values(&h.metrics)),
+                    None => (
+                        [None; HW_NUMERIC.len()],
+                        [
+                            String::new(),
+                            String::new(),
+                            "stored without samplers".to_string(),
+                        ],
+                    ),
+                };
+                let hw = numeric
+                    .into_iter()
+                    .map(|v| opt(v.map(|v| v.to_string())))
+                    .chain(text);
+                write_csv_row(out, row.into_iter().chain(hw))?;
             }
         }
     }
@@ -341,7 +380,7 @@ mod tests {
     #[test]
     fn csv_header_has_every_column_once() {
         let mut seen = std::collections::HashSet::new();
-        assert!(CSV_COLUMNS.iter().all(|c| seen.insert(*c)));
+        assert!(csv_header().iter().all(|c| seen.insert(*c)));
     }
 
     fn export(store: &Store, run: Option<i64>, csv: bool) -> String {
@@ -456,10 +495,14 @@ mod tests {
                 "latency_us",
                 "per_second",
                 "clients",
-                "plans"
+                "plans",
+                "hw",
+                "host_seconds"
             ])
         );
         assert_eq!(step["status"], "errors");
+        assert!(step["hw"].is_null(), "stored without samplers");
+        assert_eq!(step["host_seconds"], json!([]));
         assert_eq!(step["range"], serde_json::Value::Null);
         assert_eq!(target["steps"][2]["group"], "range-noagg");
         assert_eq!(
@@ -489,7 +532,8 @@ mod tests {
         let run = write_sample_run(&mut store);
         let text = export(&store, Some(run), true);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], CSV_COLUMNS.join(","));
+        assert_eq!(lines[0], csv_header().join(","));
+        assert!(lines[0].starts_with(&CSV_COLUMNS.join(",")));
         assert_eq!(lines.len(), 1 + 6);
         // The label `pg15.quick, "x"` is quoted with its quotes doubled.
         assert!(
@@ -502,6 +546,11 @@ mod tests {
         )));
         // The unquoted cells after the label: one per remaining column.
         let after = lines[2].split("\"\"x\"\"\",").nth(1).unwrap();
-        assert_eq!(after.split(',').count(), CSV_COLUMNS.len() - 7);
+        assert_eq!(after.split(',').count(), csv_header().len() - 7);
+        assert!(
+            lines[2].ends_with(",stored without samplers"),
+            "{}",
+            lines[2]
+        );
     }
 }

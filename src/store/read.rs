@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use super::Store;
 use super::write::decode_histogram;
 use crate::metrics::host::HostFacts;
+use crate::metrics::summary::StepHost;
 use crate::runner::result::{
     ClientResult, LatencySummary, SecondSample, StepStatus, new_histogram,
 };
@@ -103,6 +104,9 @@ pub struct StepRecord {
     pub clients: Vec<ClientResult>,
     /// (statement, plan text), in capture order.
     pub plans: Vec<(String, String)>,
+    /// What the samplers measured (host, disks, server and client CPU);
+    /// `None` for steps stored without them.
+    pub host: Option<StepHost>,
     /// The merged latency histogram in HdrHistogram V2 format (see
     /// [`StepRecord::histogram`]); `None` if none was stored.
     pub histogram_v2: Option<Vec<u8>>,
@@ -269,6 +273,7 @@ impl Store {
         step.plans = stmt
             .query_map([step.id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
+        step.host = super::host::load(&self.conn, step.id)?;
         Ok(())
     }
 }
@@ -352,6 +357,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         per_second: Vec::new(),
         clients: Vec::new(),
         plans: Vec::new(),
+        host: None,
         histogram_v2: r.get("histogram")?,
     })
 }
