@@ -114,6 +114,11 @@ pub struct RunArgs {
     /// Keep managed servers' data directories after the run.
     #[arg(long)]
     pub keep_datadir: bool,
+    /// Block device whose I/O the samplers report (as iostat names it,
+    /// e.g. nvme0n1; repeatable or comma-separated). Default: the disks
+    /// under the server's data directory.
+    #[arg(long = "device", value_name = "NAME", value_delimiter = ',')]
+    pub devices: Vec<String>,
 }
 
 impl RunArgs {
@@ -148,6 +153,7 @@ impl RunArgs {
             port: self.port,
             keep_datadir: self.keep_datadir,
             command_line,
+            devices: self.devices.clone(),
         }
     }
 }

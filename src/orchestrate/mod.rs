@@ -169,6 +169,7 @@ fn run_target(
         server,
         view,
         rows: Vec::new(),
+        devices: plan.devices.clone(),
     };
     let outcome = match plan.suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

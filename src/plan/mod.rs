@@ -149,6 +149,9 @@ pub struct Plan {
     /// Keep managed servers' data directories after the run.
     pub keep_datadir: bool,
     pub command_line: String,
+    /// Block devices the samplers watch (`--device`); empty: the disks
+    /// under each server's data directory.
+    pub devices: Vec<String>,
 }
 
 /// Raw inputs of a plan, as the CLI collects them.
@@ -167,6 +170,8 @@ pub struct PlanInput {
     pub port: Option<u16>,
     pub keep_datadir: bool,
     pub command_line: String,
+    /// `--device` names, as given.
+    pub devices: Vec<String>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -269,7 +274,15 @@ impl Plan {
                 dir.display()
             ));
         }
+        let devices: Vec<String> = input
+            .devices
+            .iter()
+            .map(|d| d.trim().trim_start_matches("/dev/").to_string())
+            .filter(|d| !d.is_empty())
+            .collect();
+        crate::metrics::devices::check_device_names(&devices)?;
         Ok(Plan {
+            devices,
             suite,
             profile,
             targets,
@@ -351,6 +364,10 @@ mod tests {
             (
                 Box::new(|i| i.pg_bindir = Some("/nonexistent/bin".into())),
                 "--pg-bindir /nonexistent/bin is not a directory",
+            ),
+            (
+                Box::new(|i| i.devices = vec!["no-such-disk".into()]),
+                "--device no-such-disk: no block device",
             ),
         ];
         for (edit, want) in cases {
