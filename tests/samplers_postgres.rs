@@ -383,17 +383,22 @@ fn a_run_stores_and_exports_the_cost_per_operation() {
         assert_eq!(measured, runner_secs, "{name}");
         assert!(host.iter().any(|r| r["phase"] == "warmup"), "{name}");
     }
-    let write = steps.iter().find(|s| s["test"] == "update-index").unwrap();
-    assert!(num(&write["hw"], "wps") > 0.0 && num(&write["hw"], "f/s") > 0.0);
-    assert!(num(&write["hw"], "wpi") > 0.0);
-    let read = steps.iter().find(|s| s["test"] == "point-query").unwrap();
-    // An uncached point query needs at least one read; a cached one none.
-    // The bound leaves room for other processes reading the same disk.
+    let write = &steps.iter().find(|s| s["test"] == "update-index").unwrap()["hw"];
     assert!(
-        num(&read["hw"], "rpq") < 0.05,
-        "a cached point query reads (almost) nothing from disk: {}",
-        read["hw"]
+        num(write, "wps") > 0.0 && num(write, "f/s") > 0.0,
+        "{write}"
     );
+    assert!(num(write, "wpi") > 0.0);
+    let read = &steps.iter().find(|s| s["test"] == "point-query").unwrap()["hw"];
+    // A cached point query reads nothing from storage. The disk's r/s also
+    // counts whoever else uses it, so the strict check is on the server's
+    // own reads; the disk's must still be far from the one read per query
+    // an uncached point query needs.
+    assert!(
+        num(read, "srkbpq") < 0.01,
+        "the server reads (almost) nothing from storage: {read}"
+    );
+    assert!(num(read, "rpq") < 0.5, "{read}");
 
     let csv = run_tidemark(&["export", "--format", "csv", "--results", results]);
     let text = stdout(&csv);

@@ -4,12 +4,17 @@
 //! `/proc/PID/task/PID/children`, or by scanning `/proc/*/stat` for the
 //! parent pid on kernels without that file. CPU that exited children used
 //! is in the parent's `cutime`/`cstime` once it has reaped them, so the sum
-//! does not drop when a backend disconnects.
+//! does not drop when a backend disconnects. Storage reads (`/proc/PID/io`
+//! `read_bytes`) are summed per process between two readings: a process
+//! that appeared in between counts whole, one that exited loses its last
+//! interval.
 
 use std::fmt::Write as _;
 use std::io;
 
-use super::procfs::{page_size, parse_children, parse_pid_stat, parse_statm, read_into};
+use super::procfs::{
+    page_size, parse_children, parse_io_read_bytes, parse_pid_stat, parse_statm, read_into,
+};
 
 /// The whole tree at one moment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -21,6 +26,9 @@ pub(crate) struct ServerTotals {
     pub rss_bytes: u64,
     /// Processes in the tree.
     pub procs: u32,
+    /// Bytes the tree read from storage since the previous reading; `None`
+    /// on the first reading or when `/proc/PID/io` cannot be read.
+    pub read_bytes_since_last: Option<u64>,
 }
 
 /// Reads the server's process tree: the main process and its children.
@@ -31,6 +39,13 @@ pub(crate) struct ServerReader {
     children: Vec<u32>,
     /// `/proc/PID/task/PID/children` works on this kernel.
     children_file: bool,
+    /// (pid, read_bytes) at the previous and this reading, sorted by pid;
+    /// `io_prev` is `None` before the first reading.
+    io_prev: Option<Vec<(u32, u64)>>,
+    io_cur: Vec<(u32, u64)>,
+    /// Why `/proc/PID/io` could not be read, once.
+    pub(crate) io_error: Option<String>,
+    io_failed: bool,
 }
 
 impl ServerReader {
@@ -41,6 +56,10 @@ impl ServerReader {
             buf: Vec::with_capacity(1024),
             children: Vec::with_capacity(64),
             children_file: true,
+            io_prev: None,
+            io_cur: Vec::with_capacity(64),
+            io_error: None,
+            io_failed: false,
         }
     }
 
@@ -73,6 +92,8 @@ impl ServerReader {
             private += res.saturating_sub(shared);
             shared_max = shared;
         }
+        self.io_cur.clear();
+        self.read_io(pid);
         self.list_children();
         for i in 0..self.children.len() {
             let child = self.children[i];
@@ -90,9 +111,56 @@ impl ServerReader {
                 private += res.saturating_sub(shared);
                 shared_max = shared_max.max(shared);
             }
+            self.read_io(child);
         }
         totals.rss_bytes = (private + shared_max) * page_size();
+        totals.read_bytes_since_last = self.io_delta();
         Ok(totals)
+    }
+
+    /// Adds `pid`'s storage read counter to this reading.
+    fn read_io(&mut self, pid: u32) {
+        if self.io_failed {
+            return;
+        }
+        let main = self.pid;
+        match self.read_file(pid, "io") {
+            Ok(text) => {
+                if let Some(r) = parse_io_read_bytes(text) {
+                    self.io_cur.push((pid, r));
+                }
+            }
+            // A child that just exited; the main process's error decides.
+            Err(_) if pid != main => {}
+            Err(e) => {
+                self.io_failed = true;
+                self.io_error = Some(format!("cannot read /proc/{pid}/io: {e}"));
+            }
+        }
+    }
+
+    /// Storage reads of the tree since the previous reading, and makes this
+    /// reading the previous one.
+    fn io_delta(&mut self) -> Option<u64> {
+        if self.io_failed {
+            return None;
+        }
+        self.io_cur.sort_unstable_by_key(|e| e.0);
+        let delta = self.io_prev.as_ref().map(|prev| {
+            self.io_cur
+                .iter()
+                .map(|&(pid, now)| {
+                    // A process born since the previous reading counts whole.
+                    let before = prev
+                        .binary_search_by_key(&pid, |e| e.0)
+                        .map_or(0, |i| prev[i].1);
+                    now.saturating_sub(before)
+                })
+                .sum()
+        });
+        let prev = self.io_prev.get_or_insert_with(|| Vec::with_capacity(64));
+        std::mem::swap(prev, &mut self.io_cur);
+        delta
     }
 
     /// Fills `self.children` from the children file, or by scanning

@@ -337,6 +337,9 @@ impl Reader {
             }
             None => None,
         };
+        if let Some(reason) = self.server.as_mut().and_then(|s| s.io_error.take()) {
+            missing.entry("server_io".into()).or_insert(reason);
+        }
         let (process, thread) = process_and_thread_cpu_secs();
         snap.client_cpu = process - thread;
         true
@@ -387,6 +390,9 @@ impl Reader {
             server_cpu_pct: server.map(|(x, y)| {
                 y.cpu_ticks.saturating_sub(x.cpu_ticks) as f64 / self.hz / secs * 100.0
             }),
+            server_read_kbps: server
+                .and_then(|(_, y)| y.read_bytes_since_last)
+                .map(|r| r as f64 / 1024.0 / secs),
             server_rss_bytes: b.server.map(|s| s.rss_bytes),
             server_procs: b.server.map(|s| s.procs),
             client_cpu_pct: ((b.client_cpu - a.client_cpu) / secs * 100.0).max(0.0),
@@ -505,6 +511,10 @@ mod tests {
         assert!(full.cs > 0.0);
         assert!(full.server_cpu_pct.unwrap() > 20.0, "{full:?}");
         assert!(full.server_rss_bytes.unwrap() > 0);
+        assert!(
+            out.rows.iter().all(|r| r.server_read_kbps.is_some()),
+            "the first interval starts at the sampler's first reading"
+        );
         assert_eq!(full.disk, None);
         assert_eq!(out.missing["disk"], "test: no disk");
         assert!(out.sampler_cpu_pct().unwrap() < 50.0);

@@ -136,6 +136,10 @@ pub struct HostSecond {
     /// CPU of all server processes, percent of one core; `None` when the
     /// server has no process on this host or it could not be read.
     pub server_cpu_pct: Option<f64>,
+    /// Storage reads the server's processes caused (`/proc/PID/io`),
+    /// KiB/s: the server's own share of the disk's reads, whatever else
+    /// uses the same disk.
+    pub server_read_kbps: Option<f64>,
     /// Server memory at the end: the private memory of every server process
     /// plus the largest shared set (shared memory counted once), bytes.
     pub server_rss_bytes: Option<u64>,
@@ -190,6 +194,7 @@ pub struct HostAverages {
     pub b: f64,
     pub disk: Option<DiskRates>,
     pub server_cpu_pct: Option<f64>,
+    pub server_read_kbps: Option<f64>,
     pub client_cpu_pct: f64,
     /// The last value in the window.
     pub server_rss_bytes: Option<u64>,
@@ -217,11 +222,17 @@ pub fn averages(rows: &[&HostSecond]) -> Option<HostAverages> {
         .filter_map(|r| r.disk.as_ref().map(|d| (d, r.secs)))
         .collect();
     let disk = disk_average(&disk_rows);
-    let server: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| r.server_cpu_pct.map(|c| (c, r.secs)))
-        .collect();
-    let server_secs: f64 = server.iter().map(|s| s.1).sum();
+    // A process metric averages over the rows that have it.
+    let where_read = |f: &dyn Fn(&HostSecond) -> Option<f64>| {
+        let (mut sum, mut secs) = (0.0, 0.0);
+        for r in rows {
+            if let Some(v) = f(r) {
+                sum += v * r.secs;
+                secs += r.secs;
+            }
+        }
+        (secs > 0.0).then(|| sum / secs)
+    };
     Some(HostAverages {
         secs,
         samples: rows.len() as u32,
@@ -239,8 +250,8 @@ pub fn averages(rows: &[&HostSecond]) -> Option<HostAverages> {
         r: mean(&|r| r.r as f64),
         b: mean(&|r| r.b as f64),
         disk,
-        server_cpu_pct: (server_secs > 0.0)
-            .then(|| server.iter().map(|(c, s)| c * s).sum::<f64>() / server_secs),
+        server_cpu_pct: where_read(&|r| r.server_cpu_pct),
+        server_read_kbps: where_read(&|r| r.server_read_kbps),
         client_cpu_pct: mean(&|r| r.client_cpu_pct),
         server_rss_bytes: rows.iter().rev().find_map(|r| r.server_rss_bytes),
     })
@@ -295,6 +306,8 @@ pub struct PerOp {
     pub scpupq: Option<f64>,
     /// Client CPU µs per operation.
     pub ccpupq: Option<f64>,
+    /// KB the server's processes read from storage per operation.
+    pub srkbpq: Option<f64>,
 }
 
 /// Divides the averages by the step's rates (workloads.md C.1).
@@ -312,6 +325,7 @@ pub fn per_op(avg: &HostAverages, ncpu: u32, rates: &OpRates) -> PerOp {
         cpupq: per(avg.cpups() / 100.0 * f64::from(ncpu) * 1e6, rate),
         scpupq: avg.server_cpu_pct.and_then(|c| per(c / 100.0 * 1e6, rate)),
         ccpupq: per(avg.client_cpu_pct / 100.0 * 1e6, rate),
+        srkbpq: avg.server_read_kbps.and_then(|r| per(r, rate)),
     }
 }
 
@@ -421,6 +435,7 @@ mod tests {
                 ..DiskRates::default()
             }),
             server_cpu_pct: Some(60.0),
+            server_read_kbps: Some(5.0),
             client_cpu_pct: 25.0,
             ..HostAverages::default()
         };
@@ -443,11 +458,14 @@ mod tests {
         // Server: 0.6 cores · 1e6 / 1e4 = 60 µs; client 0.25 cores → 25 µs.
         assert!(close(p.scpupq.unwrap(), 60.0));
         assert!(close(p.ccpupq.unwrap(), 25.0));
+        // The server's own storage reads: 5 KB/s over 10,000 queries/s.
+        assert!(close(p.srkbpq.unwrap(), 0.0005));
 
         // No disk, no server, no inserts, zero rate: missing, never zero.
         let bare = HostAverages {
             disk: None,
             server_cpu_pct: None,
+            server_read_kbps: None,
             ..avg.clone()
         };
         let p = per_op(&bare, 4, &OpRates::queries(0.0));

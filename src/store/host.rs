@@ -12,18 +12,119 @@ use crate::metrics::summary::{
     DiskRates, HostAverages, HostSecond, OpRates, PerOp, Phase, StepHost, StepMetrics,
 };
 
+/// Columns of `step_host_seconds`, in the order [`insert`] binds them.
+const SECOND_COLUMNS: [&str; 41] = [
+    "step_id",
+    "seq",
+    "sec",
+    "phase",
+    "end_secs",
+    "secs",
+    "r",
+    "b",
+    "swpd_kb",
+    "free_kb",
+    "buff_kb",
+    "cache_kb",
+    "si",
+    "so",
+    "bi",
+    "bo",
+    "intr",
+    "cs",
+    "us",
+    "sy",
+    "id",
+    "wa",
+    "st",
+    "rps",
+    "rkbps",
+    "r_await",
+    "wps",
+    "wkbps",
+    "w_await",
+    "dps",
+    "dkbps",
+    "d_await",
+    "fps",
+    "f_await",
+    "aqu_sz",
+    "util",
+    "server_cpu_pct",
+    "server_read_kbps",
+    "server_rss_bytes",
+    "server_procs",
+    "client_cpu_pct",
+];
+
+/// Columns of `step_metrics`, in the order [`insert`] binds them.
+const METRICS_COLUMNS: [&str; 51] = [
+    "step_id",
+    "ncpu",
+    "devices",
+    "rate_basis",
+    "rate",
+    "ips",
+    "secs",
+    "samples",
+    "us",
+    "sy",
+    "id",
+    "wa",
+    "st",
+    "cs",
+    "intr",
+    "bi",
+    "bo",
+    "si",
+    "so",
+    "r",
+    "b",
+    "rps",
+    "rkbps",
+    "r_await",
+    "wps",
+    "wkbps",
+    "w_await",
+    "dps",
+    "dkbps",
+    "d_await",
+    "fps",
+    "f_await",
+    "aqu_sz",
+    "util",
+    "server_cpu_pct",
+    "server_read_kbps",
+    "client_cpu_pct",
+    "server_rss_bytes",
+    "rpq",
+    "rkbpq",
+    "wpi",
+    "wkbpi",
+    "cspq",
+    "cpupq",
+    "scpupq",
+    "ccpupq",
+    "srkbpq",
+    "db_bytes",
+    "datadir_bytes",
+    "sampler_cpu_pct",
+    "missing_json",
+];
+
+/// `INSERT INTO table (columns…) VALUES (?1, …)`.
+fn insert_sql(table: &str, columns: &[&str]) -> String {
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({})",
+        columns.join(", "),
+        marks.join(", ")
+    )
+}
+
 /// Inserts a step's sampler rows and summary.
 pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result<()> {
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO step_host_seconds (
-             step_id, seq, sec, phase, end_secs, secs, r, b, swpd_kb, free_kb, buff_kb,
-             cache_kb, si, so, bi, bo, intr, cs, us, sy, id, wa, st,
-             rps, rkbps, r_await, wps, wkbps, w_await, dps, dkbps, d_await, fps, f_await,
-             aqu_sz, util, server_cpu_pct, server_rss_bytes, server_procs, client_cpu_pct)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32,
-                 ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)",
-    )?;
+    let mut insert = conn.prepare_cached(&insert_sql("step_host_seconds", &SECOND_COLUMNS))?;
     for (seq, s) in host.seconds.iter().enumerate() {
         let d = s.disk.as_ref();
         let disk = |f: fn(&DiskRates) -> f64| d.map(f).filter(|x| x.is_finite());
@@ -66,6 +167,7 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
                 disk(|d| d.aqu_sz),
                 disk(|d| d.util),
                 s.server_cpu_pct.filter(|x| x.is_finite()),
+                s.server_read_kbps.filter(|x| x.is_finite()),
                 s.server_rss_bytes.map(int),
                 s.server_procs,
                 finite(s.client_cpu_pct),
@@ -81,17 +183,7 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
     let p = &m.per_op;
     let rates = m.rates.as_ref();
     conn.execute(
-        "INSERT INTO step_metrics (
-             step_id, ncpu, devices, rate_basis, rate, ips, secs, samples,
-             us, sy, id, wa, st, cs, intr, bi, bo, si, so, r, b,
-             rps, rkbps, r_await, wps, wkbps, w_await, dps, dkbps, d_await, fps, f_await,
-             aqu_sz, util, server_cpu_pct, client_cpu_pct, server_rss_bytes,
-             rpq, rkbpq, wpi, wkbpi, cspq, cpupq, scpupq, ccpupq,
-             db_bytes, datadir_bytes, sampler_cpu_pct, missing_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32,
-                 ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47,
-                 ?48, ?49)",
+        &insert_sql("step_metrics", &METRICS_COLUMNS),
         params![
             step_id,
             m.ncpu,
@@ -128,6 +220,7 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
             disk(|d| d.aqu_sz),
             disk(|d| d.util),
             a.and_then(|a| a.server_cpu_pct).filter(|x| x.is_finite()),
+            a.and_then(|a| a.server_read_kbps).filter(|x| x.is_finite()),
             avg(|a| a.client_cpu_pct),
             a.and_then(|a| a.server_rss_bytes).map(int),
             p.rpq.filter(|x| x.is_finite()),
@@ -138,6 +231,7 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
             p.cpupq.filter(|x| x.is_finite()),
             p.scpupq.filter(|x| x.is_finite()),
             p.ccpupq.filter(|x| x.is_finite()),
+            p.srkbpq.filter(|x| x.is_finite()),
             m.db_bytes.map(int),
             m.datadir_bytes.map(int),
             m.sampler_cpu_pct.filter(|x| x.is_finite()),
@@ -212,6 +306,7 @@ fn second_from_row(r: &Row<'_>) -> Result<HostSecond> {
         st: r.get("st")?,
         disk,
         server_cpu_pct: r.get("server_cpu_pct")?,
+        server_read_kbps: r.get("server_read_kbps")?,
         server_rss_bytes: r.get::<_, Option<i64>>("server_rss_bytes")?.map(uint),
         server_procs: r.get("server_procs")?,
         client_cpu_pct: r.get("client_cpu_pct")?,
@@ -257,6 +352,7 @@ fn metrics_from_row(r: &Row<'_>) -> Result<StepMetrics> {
                 }),
             },
             server_cpu_pct: f("server_cpu_pct")?,
+            server_read_kbps: f("server_read_kbps")?,
             client_cpu_pct: f("client_cpu_pct")?.unwrap_or(0.0),
             server_rss_bytes: r.get::<_, Option<i64>>("server_rss_bytes")?.map(uint),
         }),
@@ -292,6 +388,7 @@ fn metrics_from_row(r: &Row<'_>) -> Result<StepMetrics> {
             cpupq: f("cpupq")?,
             scpupq: f("scpupq")?,
             ccpupq: f("ccpupq")?,
+            srkbpq: f("srkbpq")?,
         },
         db_bytes: r.get::<_, Option<i64>>("db_bytes")?.map(uint),
         datadir_bytes: r.get::<_, Option<i64>>("datadir_bytes")?.map(uint),
@@ -363,6 +460,7 @@ mod tests {
             st: 0.0,
             disk,
             server_cpu_pct: (sec >= 0).then_some(47.5),
+            server_read_kbps: (sec >= 0).then_some(0.5),
             server_rss_bytes: Some(58 << 20),
             server_procs: Some(8),
             client_cpu_pct: 6.25,
@@ -510,6 +608,7 @@ mod tests {
         assert_eq!(hw["cspq"], 35_000.5 / 4_000.0);
         assert_eq!(hw["cpupq"], 0.2875 * 2.0 * 1e6 / 4_000.0);
         assert_eq!(hw["scpupq"], 0.475 * 1e6 / 4_000.0);
+        assert_eq!(hw["srkbpq"], 0.5 / 4_000.0);
         // Disk from the one measured row that has it (1 s of 2).
         assert_eq!(hw["wps"], 300.0);
         assert_eq!(hw["wpi"], 300.0 / 4_000.0);

@@ -3,13 +3,14 @@
 //! `rpq`, `rkbpq`, `wpi`, `wkbpi`, `csps`, `cpups`, `cspq`, `cpupq`,
 //! `ccpupq`, `dbgb1`, `dbgb2`, `rss`), then iostat's and vmstat's own
 //! column names for the averages, then what the seeds did not have
-//! (`scpupq`: server CPU µs per operation). Shared by the JSON and CSV
+//! (`scpupq`: server CPU µs per operation; `srkbpq`: KB the server's own
+//! processes read from storage per operation). Shared by the JSON and CSV
 //! exports so both spell them the same.
 
 use crate::metrics::summary::StepMetrics;
 
 /// Numeric summary columns, in export order.
-pub const HW_NUMERIC: [&str; 43] = [
+pub const HW_NUMERIC: [&str; 45] = [
     "rate",
     "ips",
     "rps",
@@ -26,6 +27,7 @@ pub const HW_NUMERIC: [&str; 43] = [
     "cpupq",
     "scpupq",
     "ccpupq",
+    "srkbpq",
     "dbgb1",
     "dbgb2",
     "rss",
@@ -50,6 +52,7 @@ pub const HW_NUMERIC: [&str; 43] = [
     "r",
     "b",
     "server_cpu_pct",
+    "server_rkbps",
     "client_cpu_pct",
     "window_secs",
     "sampler_cpu_pct",
@@ -61,7 +64,7 @@ pub const HW_TEXT: [&str; 3] = ["rate_basis", "devices", "hw_missing"];
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// The numeric columns' values; `None` where the metric is missing.
-pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 43] {
+pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 45] {
     let a = m.avg.as_ref();
     let d = a.and_then(|a| a.disk.as_ref());
     let p = &m.per_op;
@@ -84,6 +87,7 @@ pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 43] {
         p.cpupq,
         p.scpupq,
         p.ccpupq,
+        p.srkbpq,
         gib(m.db_bytes),
         gib(m.datadir_bytes),
         gib(a.and_then(|a| a.server_rss_bytes)),
@@ -108,6 +112,7 @@ pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 43] {
         a.map(|a| a.r),
         a.map(|a| a.b),
         a.and_then(|a| a.server_cpu_pct),
+        a.and_then(|a| a.server_read_kbps),
         a.map(|a| a.client_cpu_pct),
         a.map(|a| a.secs),
         m.sampler_cpu_pct,

@@ -181,6 +181,7 @@ CREATE TABLE step_host_seconds (
     aqu_sz           REAL,
     util             REAL,
     server_cpu_pct   REAL,                 -- % of one core, all server processes
+    server_read_kbps REAL,                 -- KiB/s the server's processes read from storage
     server_rss_bytes INTEGER,
     server_procs     INTEGER,
     client_cpu_pct   REAL NOT NULL,        -- % of one core, tidemark minus the sampler
@@ -225,6 +226,7 @@ CREATE TABLE step_metrics (
     aqu_sz           REAL,
     util             REAL,
     server_cpu_pct   REAL,
+    server_read_kbps REAL,
     client_cpu_pct   REAL,
     server_rss_bytes INTEGER,
     rpq              REAL,
@@ -235,6 +237,7 @@ CREATE TABLE step_metrics (
     cpupq            REAL,
     scpupq           REAL,
     ccpupq           REAL,
+    srkbpq           REAL,
     db_bytes         INTEGER,
     datadir_bytes    INTEGER,
     sampler_cpu_pct  REAL,
