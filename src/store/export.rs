@@ -2,7 +2,10 @@
 //! run measured, and CSV with one row per step for spreadsheets.
 //!
 //! The JSON shape is a public format, so it is built from serde structs
-//! (fixed key order) rather than maps, and only grows by adding keys.
+//! (fixed key order) rather than maps, and only grows by adding keys. The
+//! one exception is a step's `hw` object, whose keys are the hardware
+//! summary's column names shared with the CSV ([`super::hw_columns`]),
+//! some of which (`%util`, `f/s`) are not Rust identifiers.
 
 use std::io::Write;
 
