@@ -1,6 +1,6 @@
 //! The sampler thread: reads the host's and the processes' counters once a
 //! second while a step runs and turns each interval into a
-//! [`HostSecond`](super::summary::HostSecond).
+//! [`HostSecond`].
 //!
 //! It runs on its own thread, never on a client's: clients only count into
 //! their own atomics. When the runner closes a second it calls
@@ -9,7 +9,7 @@
 //! itself once a second. Each read re-reads already open `/proc` files into
 //! reused buffers, so a tick costs a few system calls and no allocation
 //! beyond the row it appends. The server's processes are read by
-//! [`super::process_tree`]; the client's CPU is tidemark's whole process
+//! `process_tree`; the client's CPU is tidemark's whole process
 //! minus the sampler thread.
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! with a clear message rather than misreading it.
 //!
 //! Rules for changing the schema: never edit a published script, append a
-//! new one. Version 2 ([`V2_SAMPLERS`]) added per-second host metrics
+//! new one. Version 2 (`V2_SAMPLERS`) added per-second host metrics
 //! (`step_host_seconds`) and the step's hardware summary (`step_metrics`).
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
