@@ -199,6 +199,11 @@ pub struct RunArgs {
     /// Do not write the comparison report at the end of the run.
     #[arg(long)]
     pub no_report: bool,
+    /// Block device whose I/O the samplers report (as iostat names it,
+    /// e.g. nvme0n1; repeatable or comma-separated). Default: the disks
+    /// under the server's data directory.
+    #[arg(long = "device", value_name = "NAME", value_delimiter = ',')]
+    pub devices: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -280,6 +285,7 @@ impl RunArgs {
             repeat: self.repeat,
             settle_secs: self.settle_secs,
             config_set: self.config_set.clone(),
+            devices: self.devices.clone(),
         }
     }
 }

@@ -70,7 +70,7 @@ pub fn collect(data_path: Option<&Path>) -> HostFacts {
 }
 
 /// A whole file as text, trimmed; empty when it cannot be read.
-fn read(path: impl AsRef<Path>) -> String {
+pub(crate) fn read(path: impl AsRef<Path>) -> String {
     fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
@@ -106,7 +106,7 @@ fn uname_field(which: Uname) -> String {
 }
 
 /// Online CPUs from `/sys/devices/system/cpu/online`, else `sysconf`.
-fn online_cpus() -> u32 {
+pub(crate) fn online_cpus() -> u32 {
     if let Some(n) = count_cpu_list(&read("/sys/devices/system/cpu/online")) {
         return n;
     }
@@ -256,7 +256,7 @@ fn storage(path: &Path, sys: &Path, mountinfo: &str) -> StorageFacts {
 /// The sysfs directory of the whole disk behind a block device link
 /// (`/sys/dev/block/M:m` or `/sys/class/block/NAME`), going from a partition
 /// to its parent disk.
-fn whole_disk(link: &Path) -> Option<PathBuf> {
+pub(crate) fn whole_disk(link: &Path) -> Option<PathBuf> {
     let dir = fs::canonicalize(link).ok()?;
     if dir.join("partition").exists() {
         let parent = dir.parent()?;
@@ -267,7 +267,7 @@ fn whole_disk(link: &Path) -> Option<PathBuf> {
 }
 
 /// Major and minor numbers of a Linux `dev_t` (glibc's encoding).
-fn dev_major_minor(dev: u64) -> (u64, u64) {
+pub(crate) fn dev_major_minor(dev: u64) -> (u64, u64) {
     let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0x0000_0fff);
     let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0x0000_00ff);
     (major, minor)
@@ -275,17 +275,17 @@ fn dev_major_minor(dev: u64) -> (u64, u64) {
 
 /// One line of `/proc/self/mountinfo`, the parts used here.
 #[derive(Debug, PartialEq)]
-struct Mount {
+pub(crate) struct Mount {
     /// `major:minor` of the mounted device.
-    dev: String,
-    mount_point: PathBuf,
-    fstype: String,
-    source: String,
+    pub(crate) dev: String,
+    pub(crate) mount_point: PathBuf,
+    pub(crate) fstype: String,
+    pub(crate) source: String,
 }
 
 /// Parses `/proc/self/mountinfo`:
 /// `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw`.
-fn parse_mountinfo(text: &str) -> Vec<Mount> {
+pub(crate) fn parse_mountinfo(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|line| {
             let (left, right) = line.split_once(" - ")?;
@@ -327,7 +327,7 @@ fn unescape_octal(s: &str) -> String {
 
 /// The mount holding `path`: the longest mount point that contains it, the
 /// later line winning among equal ones (it is mounted on top).
-fn mount_of<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {
+pub(crate) fn mount_of<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {
     mounts
         .iter()
         .filter(|m| path.starts_with(&m.mount_point))

@@ -1,9 +1,19 @@
 //! Measurements of the machine under a run, as opposed to the workload's own
 //! counters (those are in [`crate::runner`]).
 //!
-//! [`host`] records what the host is, once per run. The per-second samplers
-//! (host CPU, I/O and memory, and the server process's share of them) will
-//! live here too, so a report can explain a throughput dip with what the
-//! machine was doing at that second.
+//! [`host`] records what the host is, once per run. [`sampler`] watches the
+//! host, its disks and the server's and client's processes once a second
+//! while a step runs ([`procfs`] reads the counters, `process_tree` the
+//! server's processes, [`devices`] finds the disks under the data
+//! directory), and [`summary`] turns those samples into the step's hardware
+//! cost per operation, so a report can explain a throughput change with
+//! "CPU per query went up". [`sizes`] measures the database after each
+//! step.
 
+pub mod devices;
 pub mod host;
+mod process_tree;
+pub mod procfs;
+pub mod sampler;
+pub mod sizes;
+pub mod summary;

@@ -331,6 +331,7 @@ fn run_cell(
         view,
         rows: Vec::new(),
         measured,
+        devices: plan.devices.clone(),
     };
     let outcome = match plan.suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

@@ -6,7 +6,14 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use crate::db::{Connector, DbError};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::db::{Connector, DbError, Dialect};
+use crate::metrics::devices::devices_for_path;
+use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
+use crate::metrics::sizes::{database_bytes, dir_bytes};
+use crate::metrics::summary::{OpRates, Phase, StepHost, StepMetrics};
 use crate::report::progress::ProgressView;
 use crate::report::terminal::SummaryRow;
 use crate::runner::{Progress, StepResult, StepStatus};
@@ -23,6 +30,9 @@ pub struct StepContext<'a> {
     pub view: &'a ProgressView,
     /// Summary rows of the steps run so far.
     pub rows: Vec<SummaryRow>,
+    /// Block devices to watch (`--device`); empty: the disks under the
+    /// server's data directory.
+    pub devices: Vec<String>,
     /// Steps of this target and repetition measured by an earlier attempt
     /// of the run (`--resume`), by name: kept, not run again.
     pub measured: HashMap<String, StepRecord>,
@@ -89,12 +99,40 @@ impl StepContext<'_> {
         let connector = self.server.connector();
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
+        let sampler = Sampler::start(self.sampler_config());
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
+            if let Ok(s) = &sampler {
+                s.tick(if p.warming_up {
+                    Phase::Warmup
+                } else {
+                    Phase::Measured
+                });
+            }
             view.step(p)
         })
         .unwrap_or_else(|e| StepResult::failed(0, format!("clients could not start: {e}")));
-        self.store
-            .write_step(self.target_id, seq, &started_at, info, &result, plans)?;
+        let sampled = match sampler {
+            Ok(s) => s.stop(),
+            Err(e) => SamplerOutput {
+                missing: BTreeMap::from([(
+                    "host".to_string(),
+                    format!("the sampler thread could not start: {e}"),
+                )]),
+                ..SamplerOutput::default()
+            },
+        };
+        // One operation is a statement; the Insert Benchmark's per-insert
+        // basis is a follow-up (see OpRates).
+        let host = self.host_summary(sampled, OpRates::queries(result.qps()), connector.as_ref());
+        self.store.write_step_with_host(
+            self.target_id,
+            seq,
+            &started_at,
+            info,
+            &result,
+            plans,
+            Some(&host),
+        )?;
         let line = describe(&result);
         self.view.line(&format!(
             "[{}/{}] {} {:<32} {}{}",
@@ -201,5 +239,72 @@ impl StepContext<'_> {
             roles: Vec::new(),
             metrics: record.metrics.clone(),
         })
+    }
+
+    fn sampler_config(&self) -> SamplerConfig {
+        let server_pid = self.server.server_pid().ok_or_else(|| {
+            if self.server.dialect() == Dialect::Sqlite {
+                "embedded SQLite: its work runs in the client threads (client CPU)".to_string()
+            } else if !self.server.info().managed {
+                "external server: its processes are not on this host or not known".to_string()
+            } else {
+                "the server's process id is not known".to_string()
+            }
+        });
+        let devices = if !self.devices.is_empty() {
+            Ok(self.devices.clone())
+        } else {
+            match self.server.data_dir() {
+                Some(dir) => devices_for_path(&dir),
+                None => Err(
+                    "no data directory on this host: pass --device NAME to watch a disk"
+                        .to_string(),
+                ),
+            }
+        };
+        SamplerConfig {
+            server_pid,
+            devices,
+            interval: Duration::from_secs(1),
+        }
+    }
+
+    /// The step's hardware summary: the sampled seconds divided by `rates`,
+    /// with the database and data directory sizes read now.
+    fn host_summary(
+        &self,
+        sampled: SamplerOutput,
+        rates: OpRates,
+        connector: &dyn Connector,
+    ) -> StepHost {
+        let mut missing = sampled.missing.clone();
+        let db_bytes = connector
+            .connect()
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| database_bytes(conn.as_mut()));
+        let datadir_bytes = match self.server.data_dir() {
+            Some(dir) => dir_bytes(&dir),
+            None => Err("no data directory on this host".to_string()),
+        };
+        let db_bytes = db_bytes
+            .map_err(|e| missing.insert("db_size".into(), e))
+            .ok();
+        let datadir_bytes = datadir_bytes
+            .map_err(|e| missing.insert("datadir_size".into(), e))
+            .ok();
+        let mut metrics = StepMetrics::from_samples(
+            &sampled.rows,
+            sampled.ncpu,
+            sampled.devices.clone(),
+            rates,
+            missing,
+        );
+        metrics.db_bytes = db_bytes;
+        metrics.datadir_bytes = datadir_bytes;
+        metrics.sampler_cpu_pct = sampled.sampler_cpu_pct();
+        StepHost {
+            seconds: sampled.rows,
+            metrics,
+        }
     }
 }

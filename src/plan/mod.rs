@@ -263,6 +263,9 @@ pub struct Plan {
     /// The inputs this plan was built from, stored with the run so that
     /// `--resume` can rebuild it.
     pub input: PlanInput,
+    /// Block devices the samplers watch (`--device`); empty: the disks
+    /// under each server's data directory.
+    pub devices: Vec<String>,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -293,6 +296,8 @@ pub struct PlanInput {
     pub settle_secs: Option<f64>,
     /// A config set every target is expanded by (`pg-durability`).
     pub config_set: Option<String>,
+    /// `--device` names, as given.
+    pub devices: Vec<String>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -440,7 +445,15 @@ impl Plan {
                 dir.display()
             ));
         }
+        let devices: Vec<String> = input
+            .devices
+            .iter()
+            .map(|d| d.trim().trim_start_matches("/dev/").to_string())
+            .filter(|d| !d.is_empty())
+            .collect();
+        crate::metrics::devices::check_device_names(&devices)?;
         Ok(Plan {
+            devices,
             suite,
             profile,
             targets,
@@ -685,6 +698,10 @@ mod tests {
                     i.config_set = Some("pg-io-method".into())
                 }),
                 "names config 'cx10b' and --config-set",
+            ),
+            (
+                Box::new(|i| i.devices = vec!["no-such-disk".into()]),
+                "--device no-such-disk: no block device",
             ),
         ];
         for (edit, want) in cases {

@@ -2,7 +2,10 @@
 //! run measured, and CSV with one row per step for spreadsheets.
 //!
 //! The JSON shape is a public format, so it is built from serde structs
-//! (fixed key order) rather than maps, and only grows by adding keys.
+//! (fixed key order) rather than maps, and only grows by adding keys. The
+//! one exception is a step's `hw` object, whose keys are the hardware
+//! summary's column names shared with the CSV ([`super::hw_columns`]),
+//! some of which (`%util`, `f/s`) are not Rust identifiers.
 
 use std::io::Write;
 
@@ -10,8 +13,10 @@ use anyhow::Result;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
+use super::hw_columns::{HW_NUMERIC, HW_TEXT, numeric_values, text_values};
 use super::{RoleRecord, RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
 use crate::metrics::host::HostFacts;
+use crate::metrics::summary::HostSecond;
 use crate::runner::result::{ClientResult, LatencySummary, SecondSample, StepStatus};
 use crate::workload::Group;
 
@@ -122,6 +127,11 @@ struct JsonStep<'a> {
     /// Metrics the suite derived (ibench rates, SLA, fairness); absent if none.
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics: Option<&'a serde_json::Value>,
+    /// The hardware summary ([`super::hw_columns::json_object`]); null for
+    /// steps stored without samplers.
+    hw: Option<serde_json::Value>,
+    /// The samplers' rows, one per interval (empty without samplers).
+    host_seconds: &'a [HostSecond],
 }
 
 #[derive(Serialize)]
@@ -219,6 +229,11 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
                 .collect(),
             roles: &s.roles,
             metrics: s.metrics.as_ref(),
+            hw: s
+                .host
+                .as_ref()
+                .map(|h| super::hw_columns::json_object(&h.metrics)),
+            host_seconds: s.host.as_ref().map_or(&[], |h| &h.seconds[..]),
         }
     }
 }
@@ -262,10 +277,22 @@ pub const CSV_COLUMNS: [&str; 35] = [
     "client_cpu_us_per_query",
 ];
 
-/// Writes run `run` (or every stored run) as CSV: a header line, then one
-/// row per step. Empty cells mean "none".
+/// The CSV header: [`CSV_COLUMNS`], then the hardware summary's columns
+/// ([`HW_NUMERIC`], [`HW_TEXT`]).
+pub fn csv_header() -> Vec<&'static str> {
+    CSV_COLUMNS
+        .iter()
+        .chain(&HW_NUMERIC)
+        .chain(&HW_TEXT)
+        .copied()
+        .collect()
+}
+
+/// Writes run `run` (or every stored run) as CSV: a header line
+/// ([`csv_header`]), then one row per step. Empty cells mean "none" (for
+/// hardware columns: missing; `hw_missing` says why).
 pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Result<()> {
-    write_csv_row(out, CSV_COLUMNS.iter().map(|c| c.to_string()))?;
+    write_csv_row(out, csv_header().into_iter().map(String::from))?;
     for r in load(store, run)? {
         for t in &r.targets {
             for s in &t.steps {
@@ -308,7 +335,22 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
                     l.max.to_string(),
                     opt(s.client_cpu_us_per_statement().map(|v| v.to_string())),
                 ];
-                write_csv_row(out, row.into_iter())?;
+                let (numeric, text) = match &s.host {
+                    Some(h) => (numeric_values(&h.metrics), text_values(&h.metrics)),
+                    None => (
+                        [None; HW_NUMERIC.len()],
+                        [
+                            String::new(),
+                            String::new(),
+                            "stored without samplers".to_string(),
+                        ],
+                    ),
+                };
+                let hw = numeric
+                    .into_iter()
+                    .map(|v| opt(v.map(|v| v.to_string())))
+                    .chain(text);
+                write_csv_row(out, row.into_iter().chain(hw))?;
             }
         }
     }
@@ -355,7 +397,7 @@ mod tests {
     #[test]
     fn csv_header_has_every_column_once() {
         let mut seen = std::collections::HashSet::new();
-        assert!(CSV_COLUMNS.iter().all(|c| seen.insert(*c)));
+        assert!(csv_header().iter().all(|c| seen.insert(*c)));
     }
 
     fn export(store: &Store, run: Option<i64>, csv: bool) -> String {
@@ -472,10 +514,14 @@ mod tests {
                 "latency_us",
                 "per_second",
                 "clients",
-                "plans"
+                "plans",
+                "hw",
+                "host_seconds"
             ])
         );
         assert_eq!(step["status"], "errors");
+        assert!(step["hw"].is_null(), "stored without samplers");
+        assert_eq!(step["host_seconds"], json!([]));
         assert_eq!(step["range"], serde_json::Value::Null);
         assert_eq!(target["steps"][2]["group"], "range-noagg");
         assert_eq!(
@@ -505,7 +551,8 @@ mod tests {
         let run = write_sample_run(&mut store);
         let text = export(&store, Some(run), true);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], CSV_COLUMNS.join(","));
+        assert_eq!(lines[0], csv_header().join(","));
+        assert!(lines[0].starts_with(&CSV_COLUMNS.join(",")));
         assert_eq!(lines.len(), 1 + 6);
         // The label `pg15.quick, "x"` is quoted with its quotes doubled.
         assert!(
@@ -518,6 +565,11 @@ mod tests {
         )));
         // The unquoted cells after the label: one per remaining column.
         let after = lines[2].split("\"\"x\"\"\",").nth(1).unwrap();
-        assert_eq!(after.split(',').count(), CSV_COLUMNS.len() - 7);
+        assert_eq!(after.split(',').count(), csv_header().len() - 7);
+        assert!(
+            lines[2].ends_with(",stored without samplers"),
+            "{}",
+            lines[2]
+        );
     }
 }

@@ -8,11 +8,13 @@
 //! half of one. The schema is versioned ([`schema`]); the file is meant to be
 //! kept, copied and compared for years.
 //!
-//! Writing is in [`write`](mod@write), reading in [`read`], the JSON and CSV exports in
-//! [`export`].
+//! Writing is in [`write`](mod@write), reading in [`read`], the samplers'
+//! tables in `host`, the JSON and CSV exports in [`export`].
 
 pub mod cells;
 pub mod export;
+mod host;
+pub mod hw_columns;
 pub mod read;
 pub mod roles;
 pub mod schema;

@@ -16,6 +16,7 @@ use super::Store;
 use super::roles::RoleRecord;
 use super::write::decode_histogram;
 use crate::metrics::host::HostFacts;
+use crate::metrics::summary::StepHost;
 use crate::runner::result::{
     ClientResult, LatencySummary, SecondSample, StepStatus, new_histogram,
 };
@@ -106,6 +107,9 @@ pub struct StepRecord {
     pub clients: Vec<ClientResult>,
     /// (statement, plan text), in capture order.
     pub plans: Vec<(String, String)>,
+    /// What the samplers measured (host, disks, server and client CPU);
+    /// `None` for steps stored without them.
+    pub host: Option<StepHost>,
     /// The merged latency histogram in HdrHistogram V2 format (see
     /// [`StepRecord::histogram`]); `None` if none was stored.
     pub histogram_v2: Option<Vec<u8>>,
@@ -277,6 +281,7 @@ impl Store {
             .query_map([step.id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         step.roles = super::roles::load_roles(&self.conn, step.id)?;
+        step.host = super::host::load(&self.conn, step.id)?;
         Ok(())
     }
 }
@@ -361,6 +366,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         per_second: Vec::new(),
         clients: Vec::new(),
         plans: Vec::new(),
+        host: None,
         histogram_v2: r.get("histogram")?,
         roles: Vec::new(),
         metrics: r

@@ -7,11 +7,9 @@
 //! with a clear message rather than misreading it.
 //!
 //! Rules for changing the schema: never edit a published script, append a
-//! new one. Planned next: per-second host metrics (`step_host_seconds`) and
-//! step summary metrics (`step_metrics`) as new tables keyed by `steps.id`.
-//! `IBENCH_ROLES` (multi-role steps) is independent of those: its place in
-//! the list may change when branches merge, as long as no database with it
-//! was published.
+//! new one. Migrations: repetitions and stored plans (matrix), multi-role
+//! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
+//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
@@ -249,9 +247,118 @@ CREATE TABLE step_role_seconds (
 ) WITHOUT ROWID;
 "#;
 
+/// Schema version 2 (the samplers): what the host, its disks and the
+/// server's and client's processes did during each step, per sampler
+/// interval and summarised per operation. Metrics that could not be read
+/// are NULL, and `step_metrics.missing_json` says why.
+const V2_SAMPLERS: &str = r#"
+-- One row per sampler interval (about a second) of a step, in vmstat and
+-- iostat units. `sec` matches step_seconds.sec for measured rows.
+CREATE TABLE step_host_seconds (
+    step_id          INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,     -- order within the step
+    sec              INTEGER NOT NULL,     -- negative during the warm-up
+    phase            TEXT NOT NULL,        -- metrics::summary::Phase: warmup | measured | after
+    end_secs         REAL NOT NULL,        -- end of the interval, since the sampler started
+    secs             REAL NOT NULL,        -- length of the interval
+    r                INTEGER NOT NULL,     -- vmstat: runnable, blocked tasks
+    b                INTEGER NOT NULL,
+    swpd_kb          INTEGER NOT NULL,     -- vmstat memory, KiB
+    free_kb          INTEGER NOT NULL,
+    buff_kb          INTEGER NOT NULL,
+    cache_kb         INTEGER NOT NULL,
+    si               REAL NOT NULL,        -- KiB/s swapped in, out
+    so               REAL NOT NULL,
+    bi               REAL NOT NULL,        -- KiB/s read, written (all devices)
+    bo               REAL NOT NULL,
+    intr             REAL NOT NULL,        -- interrupts/s (vmstat "in")
+    cs               REAL NOT NULL,        -- context switches/s
+    us               REAL NOT NULL,        -- % of all CPUs
+    sy               REAL NOT NULL,
+    id               REAL NOT NULL,
+    wa               REAL NOT NULL,
+    st               REAL NOT NULL,
+    rps              REAL,                 -- iostat -x over the watched devices
+    rkbps            REAL,
+    r_await          REAL,
+    wps              REAL,
+    wkbps            REAL,
+    w_await          REAL,
+    dps              REAL,
+    dkbps            REAL,
+    d_await          REAL,
+    fps              REAL,
+    f_await          REAL,
+    aqu_sz           REAL,
+    util             REAL,
+    server_cpu_pct   REAL,                 -- % of one core, all server processes
+    server_read_kbps REAL,                 -- KiB/s the server's processes read from storage
+    server_rss_bytes INTEGER,
+    server_procs     INTEGER,
+    client_cpu_pct   REAL NOT NULL,        -- % of one core, tidemark minus the sampler
+    PRIMARY KEY (step_id, seq)
+) WITHOUT ROWID;
+
+-- A step's hardware summary: averages over its measured seconds and the
+-- reference's per-operation columns (workloads.md A.7, C.1).
+CREATE TABLE step_metrics (
+    step_id          INTEGER PRIMARY KEY REFERENCES steps (id) ON DELETE CASCADE,
+    ncpu             INTEGER NOT NULL,
+    devices          TEXT NOT NULL,        -- comma-separated iostat names
+    rate_basis       TEXT,                 -- qps | ips | ...
+    rate             REAL,                 -- operations/s the per-op columns divide by
+    ips              REAL,                 -- inserts/s writes divide by
+    secs             REAL,                 -- averaged window
+    samples          INTEGER,
+    us               REAL,
+    sy               REAL,
+    id               REAL,
+    wa               REAL,
+    st               REAL,
+    cs               REAL,
+    intr             REAL,
+    bi               REAL,
+    bo               REAL,
+    si               REAL,
+    so               REAL,
+    r                REAL,
+    b                REAL,
+    rps              REAL,
+    rkbps            REAL,
+    r_await          REAL,
+    wps              REAL,
+    wkbps            REAL,
+    w_await          REAL,
+    dps              REAL,
+    dkbps            REAL,
+    d_await          REAL,
+    fps              REAL,
+    f_await          REAL,
+    aqu_sz           REAL,
+    util             REAL,
+    server_cpu_pct   REAL,
+    server_read_kbps REAL,
+    client_cpu_pct   REAL,
+    server_rss_bytes INTEGER,
+    rpq              REAL,
+    rkbpq            REAL,
+    wpi              REAL,
+    wkbpi            REAL,
+    cspq             REAL,
+    cpupq            REAL,
+    scpupq           REAL,
+    ccpupq           REAL,
+    srkbpq           REAL,
+    db_bytes         INTEGER,
+    datadir_bytes    INTEGER,
+    sampler_cpu_pct  REAL,
+    missing_json     TEXT NOT NULL         -- {"group": "why it is missing"}
+);
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES];
+const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

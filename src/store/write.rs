@@ -13,6 +13,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use rusqlite::{TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
+use crate::metrics::summary::StepHost;
 use crate::runner::result::StepResult;
 use crate::server::TargetInfo;
 use crate::util::time::now_rfc3339;
@@ -120,6 +121,22 @@ impl Store {
         info: &StepInfo,
         result: &StepResult,
         plans: &[(String, String)],
+    ) -> Result<i64> {
+        self.write_step_with_host(target_id, seq, started_at, info, result, plans, None)
+    }
+
+    /// [`Store::write_step`] with what the samplers measured during the
+    /// step (`host`), stored in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_step_with_host(
+        &mut self,
+        target_id: i64,
+        seq: u32,
+        started_at: &str,
+        info: &StepInfo,
+        result: &StepResult,
+        plans: &[(String, String)],
+        host: Option<&StepHost>,
     ) -> Result<i64> {
         let histogram = encode_histogram(&result.histogram)?;
         let latency = result.latency();
@@ -235,6 +252,9 @@ impl Store {
             }
         }
         super::roles::write_roles(&tx, step_id, &result.roles).with_context(what)?;
+        if let Some(host) = host {
+            super::host::insert(&tx, step_id, host).with_context(what)?;
+        }
         tx.commit().with_context(what)?;
         Ok(step_id)
     }

@@ -1,0 +1,194 @@
+//! The server's CPU and memory, read from `/proc` for its whole process
+//! tree: the main process (the postmaster, the single mariadbd) and every
+//! child (backends, checkpointer, walwriter, …). Children are listed by
+//! `/proc/PID/task/PID/children`, or by scanning `/proc/*/stat` for the
+//! parent pid on kernels without that file. CPU that exited children used
+//! is in the parent's `cutime`/`cstime` once it has reaped them, so the sum
+//! does not drop when a backend disconnects. Storage reads (`/proc/PID/io`
+//! `read_bytes`) are summed per process between two readings: a process
+//! that appeared in between counts whole, one that exited loses its last
+//! interval.
+
+use std::fmt::Write as _;
+use std::io;
+
+use super::procfs::{
+    page_size, parse_children, parse_io_read_bytes, parse_pid_stat, parse_statm, read_into,
+};
+
+/// The whole tree at one moment.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ServerTotals {
+    /// CPU clock ticks: the main process, its live children, and its
+    /// reaped children.
+    pub cpu_ticks: u64,
+    /// Private memory of every process plus the largest shared set, bytes.
+    pub rss_bytes: u64,
+    /// Processes in the tree.
+    pub procs: u32,
+    /// Bytes the tree read from storage since the previous reading; `None`
+    /// on the first reading or when `/proc/PID/io` cannot be read.
+    pub read_bytes_since_last: Option<u64>,
+}
+
+/// Reads the server's process tree: the main process and its children.
+pub(crate) struct ServerReader {
+    pid: u32,
+    path: String,
+    buf: Vec<u8>,
+    children: Vec<u32>,
+    /// `/proc/PID/task/PID/children` works on this kernel.
+    children_file: bool,
+    /// (pid, read_bytes) at the previous and this reading, sorted by pid;
+    /// `io_prev` is `None` before the first reading.
+    io_prev: Option<Vec<(u32, u64)>>,
+    io_cur: Vec<(u32, u64)>,
+    /// Why `/proc/PID/io` could not be read, once.
+    pub(crate) io_error: Option<String>,
+    io_failed: bool,
+}
+
+impl ServerReader {
+    pub(crate) fn new(pid: u32) -> ServerReader {
+        ServerReader {
+            pid,
+            path: String::with_capacity(64),
+            buf: Vec::with_capacity(1024),
+            children: Vec::with_capacity(64),
+            children_file: true,
+            io_prev: None,
+            io_cur: Vec::with_capacity(64),
+            io_error: None,
+            io_failed: false,
+        }
+    }
+
+    fn read_file(&mut self, pid: u32, file: &str) -> io::Result<&str> {
+        self.path.clear();
+        let _ = write!(self.path, "/proc/{pid}/{file}");
+        read_into(&self.path, &mut self.buf)?;
+        std::str::from_utf8(&self.buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// CPU ticks (the parent's include its reaped children's), memory and
+    /// process count of the whole tree.
+    pub(crate) fn read(&mut self) -> Result<ServerTotals, String> {
+        let pid = self.pid;
+        let main = match self.read_file(pid, "stat") {
+            Ok(text) => parse_pid_stat(text)
+                .ok_or_else(|| format!("/proc/{pid}/stat could not be parsed"))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(format!("server process {pid} is gone"));
+            }
+            Err(e) => return Err(format!("cannot read /proc/{pid}/stat: {e}")),
+        };
+        let mut totals = ServerTotals {
+            cpu_ticks: main.utime + main.stime + main.cutime + main.cstime,
+            procs: 1,
+            ..ServerTotals::default()
+        };
+        let (mut private, mut shared_max) = (0u64, 0u64);
+        if let Some((res, shared)) = self.read_file(pid, "statm").ok().and_then(parse_statm) {
+            private += res.saturating_sub(shared);
+            shared_max = shared;
+        }
+        self.io_cur.clear();
+        self.read_io(pid);
+        self.list_children();
+        for i in 0..self.children.len() {
+            let child = self.children[i];
+            // A child may exit between listing and reading: skip it; its
+            // CPU reaches the parent's cutime once it is reaped.
+            let Some(s) = self.read_file(child, "stat").ok().and_then(parse_pid_stat) else {
+                continue;
+            };
+            if s.ppid != pid {
+                continue;
+            }
+            totals.cpu_ticks += s.utime + s.stime + s.cutime + s.cstime;
+            totals.procs += 1;
+            if let Some((res, shared)) = self.read_file(child, "statm").ok().and_then(parse_statm) {
+                private += res.saturating_sub(shared);
+                shared_max = shared_max.max(shared);
+            }
+            self.read_io(child);
+        }
+        totals.rss_bytes = (private + shared_max) * page_size();
+        totals.read_bytes_since_last = self.io_delta();
+        Ok(totals)
+    }
+
+    /// Adds `pid`'s storage read counter to this reading.
+    fn read_io(&mut self, pid: u32) {
+        if self.io_failed {
+            return;
+        }
+        let main = self.pid;
+        match self.read_file(pid, "io") {
+            Ok(text) => {
+                if let Some(r) = parse_io_read_bytes(text) {
+                    self.io_cur.push((pid, r));
+                }
+            }
+            // A child that just exited; the main process's error decides.
+            Err(_) if pid != main => {}
+            Err(e) => {
+                self.io_failed = true;
+                self.io_error = Some(format!("cannot read /proc/{pid}/io: {e}"));
+            }
+        }
+    }
+
+    /// Storage reads of the tree since the previous reading, and makes this
+    /// reading the previous one.
+    fn io_delta(&mut self) -> Option<u64> {
+        if self.io_failed {
+            return None;
+        }
+        self.io_cur.sort_unstable_by_key(|e| e.0);
+        let delta = self.io_prev.as_ref().map(|prev| {
+            self.io_cur
+                .iter()
+                .map(|&(pid, now)| {
+                    // A process born since the previous reading counts whole.
+                    let before = prev
+                        .binary_search_by_key(&pid, |e| e.0)
+                        .map_or(0, |i| prev[i].1);
+                    now.saturating_sub(before)
+                })
+                .sum()
+        });
+        let prev = self.io_prev.get_or_insert_with(|| Vec::with_capacity(64));
+        std::mem::swap(prev, &mut self.io_cur);
+        delta
+    }
+
+    /// Fills `self.children` from the children file, or by scanning
+    /// `/proc` when the kernel has no such file.
+    fn list_children(&mut self) {
+        self.children.clear();
+        if self.children_file {
+            let pid = self.pid;
+            self.path.clear();
+            let _ = write!(self.path, "/proc/{pid}/task/{pid}/children");
+            match read_into(&self.path, &mut self.buf) {
+                Ok(()) => {
+                    if let Ok(text) = std::str::from_utf8(&self.buf) {
+                        parse_children(text, &mut self.children);
+                    }
+                    return;
+                }
+                Err(_) => self.children_file = false,
+            }
+        }
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in dir.flatten() {
+            if let Some(p) = entry.file_name().to_str().and_then(|s| s.parse().ok()) {
+                self.children.push(p);
+            }
+        }
+        // Non-children are dropped by the ppid check in `read`.
+    }
+}

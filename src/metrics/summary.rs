@@ -1,0 +1,561 @@
+//! What the samplers produce and how a step's hardware cost per operation
+//! is computed from it, as pure functions of the samples.
+//!
+//! A step stores one [`HostSecond`] per sampler interval (the `vmstat 1` and
+//! `iostat -x 1` columns, plus the server's and the client's CPU) and one
+//! [`StepMetrics`]: the averages over the measured seconds divided by the
+//! step's rate, with the reference's names (workloads.md A.7 and C.1):
+//! `rpq = r/s ÷ rate`, `wpi = w/s ÷ insert rate`, `cspq = cs/s ÷ rate`,
+//! `cpupq = (us+sy)/100 · ncpu · 10⁶ ÷ rate` (host-wide CPU µs per
+//! operation, the client included), plus what the seeds could not
+//! separate: server CPU µs per operation and client CPU µs per operation.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Which part of a step a sampler interval belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Connecting and warming up, before the measured interval.
+    Warmup,
+    /// Inside the measured interval: these rows make the summary.
+    #[default]
+    Measured,
+    /// After the measured interval ended (clients disconnecting).
+    After,
+}
+
+impl Phase {
+    /// Stable identifier, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Measured => "measured",
+            Phase::After => "after",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Phase> {
+        [Phase::Warmup, Phase::Measured, Phase::After]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+}
+
+/// `iostat -x` columns for one interval, summed over the watched devices
+/// (rates and queue sizes add up; waits are per request over all of them;
+/// `%util` is the busiest device's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskRates {
+    #[serde(rename = "r/s")]
+    pub rps: f64,
+    #[serde(rename = "rkB/s")]
+    pub rkbps: f64,
+    /// Milliseconds per read, queueing included.
+    pub r_await: f64,
+    #[serde(rename = "w/s")]
+    pub wps: f64,
+    #[serde(rename = "wkB/s")]
+    pub wkbps: f64,
+    pub w_await: f64,
+    /// Discards per second.
+    #[serde(rename = "d/s")]
+    pub dps: f64,
+    #[serde(rename = "dkB/s")]
+    pub dkbps: f64,
+    pub d_await: f64,
+    /// Cache flushes per second (what fsync turns into).
+    #[serde(rename = "f/s")]
+    pub fps: f64,
+    pub f_await: f64,
+    /// Average number of requests in flight.
+    #[serde(rename = "aqu-sz")]
+    pub aqu_sz: f64,
+    /// Percent of the interval the device had requests in flight.
+    #[serde(rename = "%util")]
+    pub util: f64,
+}
+
+impl DiskRates {
+    /// kB per read request (`rareq-sz`), 0 without reads.
+    pub fn rareq_sz(&self) -> f64 {
+        ratio(self.rkbps, self.rps)
+    }
+
+    /// kB per write request (`wareq-sz`), 0 without writes.
+    pub fn wareq_sz(&self) -> f64 {
+        ratio(self.wkbps, self.wps)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// What the host and the processes did during one sampler interval, in
+/// `vmstat` and `iostat` units.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSecond {
+    /// The runner's second this interval closes (`step_seconds.sec`);
+    /// negative during the warm-up, beyond the last second afterwards.
+    pub sec: i64,
+    pub phase: Phase,
+    /// End of the interval, seconds since the sampler started.
+    pub end_secs: f64,
+    /// Length of the interval, seconds.
+    pub secs: f64,
+    /// Runnable and blocked tasks at the end (vmstat `r`, `b`).
+    pub r: u64,
+    pub b: u64,
+    /// Memory at the end, KiB (vmstat `swpd`, `free`, `buff`, `cache`).
+    pub swpd: u64,
+    pub free: u64,
+    pub buff: u64,
+    pub cache: u64,
+    /// Swapped in and out, KiB/s.
+    pub si: f64,
+    pub so: f64,
+    /// Read from and written to block devices, KiB/s (vmstat `bi`, `bo`).
+    pub bi: f64,
+    pub bo: f64,
+    /// Interrupts and context switches per second.
+    #[serde(rename = "in")]
+    pub intr: f64,
+    pub cs: f64,
+    /// Percent of all CPUs: user (+nice, −guest), system (+irq +softirq),
+    /// idle, I/O wait, stolen, as vmstat splits them.
+    pub us: f64,
+    pub sy: f64,
+    pub id: f64,
+    pub wa: f64,
+    pub st: f64,
+    /// The watched devices; `None` when none could be read.
+    pub disk: Option<DiskRates>,
+    /// CPU of all server processes, percent of one core; `None` when the
+    /// server has no process on this host or it could not be read.
+    pub server_cpu_pct: Option<f64>,
+    /// Storage reads the server's processes caused (`/proc/PID/io`),
+    /// KiB/s: the server's own share of the disk's reads, whatever else
+    /// uses the same disk.
+    pub server_read_kbps: Option<f64>,
+    /// Server memory at the end: the private memory of every server process
+    /// plus the largest shared set (shared memory counted once), bytes.
+    pub server_rss_bytes: Option<u64>,
+    /// Server processes at the end.
+    pub server_procs: Option<u32>,
+    /// CPU of tidemark's own threads (the sampler excluded), percent of
+    /// one core.
+    pub client_cpu_pct: f64,
+}
+
+/// The rates a step's hardware use is divided by.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpRates {
+    /// What one operation is: `qps` (statements, sysbench), `ips`
+    /// (inserts, load steps), `indexed rows/s` (an index build).
+    pub basis: String,
+    /// Operations per second.
+    pub rate: f64,
+    /// Inserts per second, which writes are divided by (`wpi`, `wkbpi`);
+    /// sysbench divides writes by its QPS, so it passes the QPS here.
+    pub insert_rate: Option<f64>,
+}
+
+impl OpRates {
+    /// Statements per second for reads and writes alike (sysbench, A.7).
+    pub fn queries(qps: f64) -> OpRates {
+        OpRates {
+            basis: "qps".into(),
+            rate: qps,
+            insert_rate: Some(qps),
+        }
+    }
+}
+
+/// Time-weighted averages of a window of [`HostSecond`]s.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostAverages {
+    pub secs: f64,
+    pub samples: u32,
+    pub us: f64,
+    pub sy: f64,
+    pub id: f64,
+    pub wa: f64,
+    pub st: f64,
+    pub cs: f64,
+    pub intr: f64,
+    pub bi: f64,
+    pub bo: f64,
+    pub si: f64,
+    pub so: f64,
+    pub r: f64,
+    pub b: f64,
+    pub disk: Option<DiskRates>,
+    pub server_cpu_pct: Option<f64>,
+    pub server_read_kbps: Option<f64>,
+    pub client_cpu_pct: f64,
+    /// The last value in the window.
+    pub server_rss_bytes: Option<u64>,
+}
+
+impl HostAverages {
+    /// vmstat `us + sy`: the reference's `cpups`.
+    pub fn cpups(&self) -> f64 {
+        self.us + self.sy
+    }
+}
+
+/// Averages over `rows`, each weighted by its length: the totals of the
+/// window divided by its length. Waits are per request (total wait ÷ total
+/// requests). `None` for an empty window.
+pub fn averages(rows: &[&HostSecond]) -> Option<HostAverages> {
+    let secs: f64 = rows.iter().map(|r| r.secs).sum();
+    if rows.is_empty() || secs <= 0.0 {
+        return None;
+    }
+    let mean =
+        |f: &dyn Fn(&HostSecond) -> f64| rows.iter().map(|r| f(r) * r.secs).sum::<f64>() / secs;
+    let disk_rows: Vec<(&DiskRates, f64)> = rows
+        .iter()
+        .filter_map(|r| r.disk.as_ref().map(|d| (d, r.secs)))
+        .collect();
+    let disk = disk_average(&disk_rows);
+    // A process metric averages over the rows that have it.
+    let where_read = |f: &dyn Fn(&HostSecond) -> Option<f64>| {
+        let (mut sum, mut secs) = (0.0, 0.0);
+        for r in rows {
+            if let Some(v) = f(r) {
+                sum += v * r.secs;
+                secs += r.secs;
+            }
+        }
+        (secs > 0.0).then(|| sum / secs)
+    };
+    Some(HostAverages {
+        secs,
+        samples: rows.len() as u32,
+        us: mean(&|r| r.us),
+        sy: mean(&|r| r.sy),
+        id: mean(&|r| r.id),
+        wa: mean(&|r| r.wa),
+        st: mean(&|r| r.st),
+        cs: mean(&|r| r.cs),
+        intr: mean(&|r| r.intr),
+        bi: mean(&|r| r.bi),
+        bo: mean(&|r| r.bo),
+        si: mean(&|r| r.si),
+        so: mean(&|r| r.so),
+        r: mean(&|r| r.r as f64),
+        b: mean(&|r| r.b as f64),
+        disk,
+        server_cpu_pct: where_read(&|r| r.server_cpu_pct),
+        server_read_kbps: where_read(&|r| r.server_read_kbps),
+        client_cpu_pct: mean(&|r| r.client_cpu_pct),
+        server_rss_bytes: rows.iter().rev().find_map(|r| r.server_rss_bytes),
+    })
+}
+
+fn disk_average(rows: &[(&DiskRates, f64)]) -> Option<DiskRates> {
+    let secs: f64 = rows.iter().map(|r| r.1).sum();
+    if rows.is_empty() || secs <= 0.0 {
+        return None;
+    }
+    let total = |f: &dyn Fn(&DiskRates) -> f64| rows.iter().map(|(d, s)| f(d) * s).sum::<f64>();
+    let (r, w, d, f) = (
+        total(&|d| d.rps),
+        total(&|d| d.wps),
+        total(&|d| d.dps),
+        total(&|d| d.fps),
+    );
+    Some(DiskRates {
+        rps: r / secs,
+        rkbps: total(&|d| d.rkbps) / secs,
+        r_await: ratio(total(&|d| d.r_await * d.rps), r),
+        wps: w / secs,
+        wkbps: total(&|d| d.wkbps) / secs,
+        w_await: ratio(total(&|d| d.w_await * d.wps), w),
+        dps: d / secs,
+        dkbps: total(&|d| d.dkbps) / secs,
+        d_await: ratio(total(&|d| d.d_await * d.dps), d),
+        fps: f / secs,
+        f_await: ratio(total(&|d| d.f_await * d.fps), f),
+        aqu_sz: total(&|d| d.aqu_sz) / secs,
+        util: total(&|d| d.util) / secs,
+    })
+}
+
+/// The reference's per-operation columns; `None` where the input is
+/// missing or the rate is zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerOp {
+    /// Reads per operation.
+    pub rpq: Option<f64>,
+    /// KB read per operation.
+    pub rkbpq: Option<f64>,
+    /// Writes per insert.
+    pub wpi: Option<f64>,
+    /// KB written per insert.
+    pub wkbpi: Option<f64>,
+    /// Context switches per operation.
+    pub cspq: Option<f64>,
+    /// Host-wide CPU µs per operation (client included).
+    pub cpupq: Option<f64>,
+    /// Server CPU µs per operation.
+    pub scpupq: Option<f64>,
+    /// Client CPU µs per operation.
+    pub ccpupq: Option<f64>,
+    /// KB the server's processes read from storage per operation.
+    pub srkbpq: Option<f64>,
+}
+
+/// Divides the averages by the step's rates (workloads.md C.1).
+pub fn per_op(avg: &HostAverages, ncpu: u32, rates: &OpRates) -> PerOp {
+    let per = |x: f64, rate: Option<f64>| rate.filter(|r| *r > 0.0).map(|r| x / r);
+    let rate = Some(rates.rate);
+    let ips = rates.insert_rate;
+    let disk = avg.disk.as_ref();
+    PerOp {
+        rpq: disk.and_then(|d| per(d.rps, rate)),
+        rkbpq: disk.and_then(|d| per(d.rkbps, rate)),
+        wpi: disk.and_then(|d| per(d.wps, ips)),
+        wkbpi: disk.and_then(|d| per(d.wkbps, ips)),
+        cspq: per(avg.cs, rate),
+        cpupq: per(avg.cpups() / 100.0 * f64::from(ncpu) * 1e6, rate),
+        scpupq: avg.server_cpu_pct.and_then(|c| per(c / 100.0 * 1e6, rate)),
+        ccpupq: per(avg.client_cpu_pct / 100.0 * 1e6, rate),
+        srkbpq: avg.server_read_kbps.and_then(|r| per(r, rate)),
+    }
+}
+
+/// A step's stored hardware summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepMetrics {
+    /// CPUs the host-wide percentages are of.
+    pub ncpu: u32,
+    /// The watched block devices (`iostat` names).
+    pub devices: Vec<String>,
+    pub rates: Option<OpRates>,
+    /// Averages over the measured seconds; `None` when nothing was sampled.
+    pub avg: Option<HostAverages>,
+    pub per_op: PerOp,
+    /// Database size as the DBMS reports it (`pg_database_size`,
+    /// information_schema sums, SQLite pages), bytes, after the step.
+    pub db_bytes: Option<u64>,
+    /// Apparent size of the data directory on disk (`du -bs`), bytes.
+    pub datadir_bytes: Option<u64>,
+    /// CPU the sampler thread itself used, percent of one core.
+    pub sampler_cpu_pct: Option<f64>,
+    /// Why a metric group is missing (`disk`, `server`, `db_size`,
+    /// `datadir_size`, `per_op`, …): a missing value is never a zero.
+    pub missing: BTreeMap<String, String>,
+}
+
+impl StepMetrics {
+    /// Builds the summary from a step's samples: averages over the measured
+    /// rows (all rows if none is marked measured), divided by `rates`.
+    pub fn from_samples(
+        rows: &[HostSecond],
+        ncpu: u32,
+        devices: Vec<String>,
+        rates: OpRates,
+        mut missing: BTreeMap<String, String>,
+    ) -> StepMetrics {
+        let measured: Vec<&HostSecond> =
+            rows.iter().filter(|r| r.phase == Phase::Measured).collect();
+        let window = if measured.is_empty() {
+            rows.iter().collect()
+        } else {
+            measured
+        };
+        let avg = averages(&window);
+        let per_op = match &avg {
+            Some(a) => per_op(a, ncpu, &rates),
+            None => PerOp::default(),
+        };
+        if avg.is_none() {
+            missing
+                .entry("host".into())
+                .or_insert_with(|| "no sampler interval completed during the step".into());
+        }
+        if rates.rate <= 0.0 {
+            missing
+                .entry("per_op".into())
+                .or_insert_with(|| format!("the step's rate ({}) is zero", rates.basis));
+        } else if !rates.insert_rate.is_some_and(|r| r > 0.0) {
+            missing
+                .entry("per_insert".into())
+                .or_insert_with(|| "no inserts in this step: wpi and wkbpi are undefined".into());
+        }
+        StepMetrics {
+            ncpu,
+            devices,
+            rates: Some(rates),
+            avg,
+            per_op,
+            db_bytes: None,
+            datadir_bytes: None,
+            sampler_cpu_pct: None,
+            missing,
+        }
+    }
+}
+
+/// Everything the samplers stored for one step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepHost {
+    /// One row per sampler interval, in order.
+    pub seconds: Vec<HostSecond>,
+    pub metrics: StepMetrics,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    /// Hand-computed from the reference formulas (workloads.md C.1).
+    #[test]
+    fn per_op_follows_the_reference_formulas() {
+        let avg = HostAverages {
+            secs: 10.0,
+            samples: 10,
+            us: 40.0,
+            sy: 10.0,
+            cs: 20_000.0,
+            disk: Some(DiskRates {
+                rps: 50.0,
+                rkbps: 800.0,
+                wps: 300.0,
+                wkbps: 4_096.0,
+                ..DiskRates::default()
+            }),
+            server_cpu_pct: Some(60.0),
+            server_read_kbps: Some(5.0),
+            client_cpu_pct: 25.0,
+            ..HostAverages::default()
+        };
+        // A q step: 10,000 queries/s with 1,000 inserts/s on a 4-CPU host.
+        let rates = OpRates {
+            basis: "qps".into(),
+            rate: 10_000.0,
+            insert_rate: Some(1_000.0),
+        };
+        let p = per_op(&avg, 4, &rates);
+        // cpupq = (cpups/100)·ncpu·1e6/rate = 0.5·4·1e6/1e4 = 200 µs.
+        assert!(close(p.cpupq.unwrap(), 200.0), "{p:?}");
+        // cspq = 20,000/10,000; rpq = 50/10,000; rkbpq = 800/10,000.
+        assert!(close(p.cspq.unwrap(), 2.0));
+        assert!(close(p.rpq.unwrap(), 0.005));
+        assert!(close(p.rkbpq.unwrap(), 0.08));
+        // Writes divide by the insert rate: wpi = 300/1,000, wkbpi = 4,096/1,000.
+        assert!(close(p.wpi.unwrap(), 0.3));
+        assert!(close(p.wkbpi.unwrap(), 4.096));
+        // Server: 0.6 cores · 1e6 / 1e4 = 60 µs; client 0.25 cores → 25 µs.
+        assert!(close(p.scpupq.unwrap(), 60.0));
+        assert!(close(p.ccpupq.unwrap(), 25.0));
+        // The server's own storage reads: 5 KB/s over 10,000 queries/s.
+        assert!(close(p.srkbpq.unwrap(), 0.0005));
+
+        // No disk, no server, no inserts, zero rate: missing, never zero.
+        let bare = HostAverages {
+            disk: None,
+            server_cpu_pct: None,
+            server_read_kbps: None,
+            ..avg.clone()
+        };
+        let p = per_op(&bare, 4, &OpRates::queries(0.0));
+        assert_eq!(p, PerOp::default());
+        let p = per_op(
+            &bare,
+            4,
+            &OpRates {
+                insert_rate: None,
+                ..rates
+            },
+        );
+        assert_eq!((p.rpq, p.wpi, p.scpupq), (None, None, None));
+        assert!(p.cpupq.is_some());
+    }
+
+    fn row(secs: f64, phase: Phase, us: f64, disk: Option<DiskRates>) -> HostSecond {
+        HostSecond {
+            secs,
+            phase,
+            us,
+            sy: 10.0,
+            cs: 1000.0 * us,
+            disk,
+            server_cpu_pct: Some(us),
+            client_cpu_pct: 5.0,
+            ..HostSecond::default()
+        }
+    }
+
+    #[test]
+    fn averages_weight_by_time_and_waits_by_requests() {
+        let d1 = DiskRates {
+            rps: 100.0,
+            r_await: 2.0,
+            wps: 10.0,
+            w_await: 1.0,
+            util: 50.0,
+            ..DiskRates::default()
+        };
+        let d2 = DiskRates {
+            rps: 300.0,
+            r_await: 4.0,
+            wps: 0.0,
+            w_await: 0.0,
+            util: 10.0,
+            ..DiskRates::default()
+        };
+        let rows = [
+            row(1.0, Phase::Measured, 20.0, Some(d1)),
+            row(3.0, Phase::Measured, 60.0, Some(d2)),
+        ];
+        let refs: Vec<&HostSecond> = rows.iter().collect();
+        let a = averages(&refs).unwrap();
+        assert!(close(a.us, (20.0 + 3.0 * 60.0) / 4.0));
+        assert!(close(a.cpups(), 50.0 + 10.0));
+        let d = a.disk.unwrap();
+        assert!(close(d.rps, (100.0 + 900.0) / 4.0));
+        // 100 reads at 2 ms and 900 at 4 ms: 3.8 ms per read.
+        assert!(close(d.r_await, (100.0 * 2.0 + 900.0 * 4.0) / 1000.0));
+        assert!(
+            close(d.w_await, 1.0),
+            "seconds without writes do not dilute"
+        );
+        assert!(close(d.util, (50.0 + 30.0) / 4.0));
+        assert!(averages(&[]).is_none());
+    }
+
+    #[test]
+    fn the_summary_uses_the_measured_rows_and_says_what_is_missing() {
+        let rows = [
+            row(1.0, Phase::Warmup, 90.0, None),
+            row(1.0, Phase::Measured, 40.0, None),
+            row(1.0, Phase::Measured, 40.0, None),
+            row(0.2, Phase::After, 0.0, None),
+        ];
+        let mut missing = BTreeMap::new();
+        missing.insert("disk".to_string(), "tmpfs".to_string());
+        let m = StepMetrics::from_samples(&rows, 2, vec![], OpRates::queries(1000.0), missing);
+        let a = m.avg.as_ref().unwrap();
+        assert_eq!(a.samples, 2);
+        assert!(close(a.us, 40.0));
+        // (40+10)/100 · 2 CPUs · 1e6 / 1000 = 1000 µs.
+        assert!(close(m.per_op.cpupq.unwrap(), 1000.0));
+        assert_eq!(m.per_op.rpq, None);
+        assert_eq!(m.missing["disk"], "tmpfs");
+
+        let m = StepMetrics::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new());
+        assert!(m.avg.is_none());
+        assert!(m.missing.contains_key("host") && m.missing.contains_key("per_op"));
+        assert_eq!(Phase::parse("after"), Some(Phase::After));
+    }
+}

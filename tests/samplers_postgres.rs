@@ -1,0 +1,475 @@
+//! The samplers against a real managed PostgreSQL: our averages agree with
+//! `vmstat 1` and `iostat -x 1` run beside a write step; CPU lands on the
+//! side (server or client) that spent it; a run stores and exports the
+//! per-operation columns, with reasons where a metric cannot be had.
+//!
+//! Host-wide counters and tidemark's own process CPU are shared by every
+//! test in this binary, so the tests take turns.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tidemark::db::{Connector, Dialect};
+use tidemark::metrics::devices::devices_for_path;
+use tidemark::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
+use tidemark::metrics::summary::{HostSecond, Phase, averages};
+use tidemark::runner::{StepStatus, run_step};
+use tidemark::workload::sysbench::{Sysbench, SysbenchParams, catalog, load};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn require(tool: &str) {
+    let found = Command::new(tool)
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    assert!(
+        found,
+        "{tool} is not installed: apt-get install procps sysstat coreutils (.ci/run does)"
+    );
+}
+
+/// A measuring tool whose output lines close our sampler's intervals: each
+/// report the tool prints ticks the sampler, so both cover the same
+/// seconds. Returns the tool's reports and our samples once it is killed.
+struct Beside {
+    child: Child,
+    reader: JoinHandle<(Vec<Vec<String>>, SamplerOutput)>,
+}
+
+impl Beside {
+    fn start(args: &[&str], starts_report: fn(&str) -> bool, devices: &[String]) -> Beside {
+        let sampler = Sampler::start(SamplerConfig {
+            server_pid: Err("not watched here".into()),
+            devices: Ok(devices.to_vec()),
+            interval: Duration::from_secs(3600),
+        })
+        .unwrap();
+        let mut child = Command::new("stdbuf")
+            .arg("-oL")
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut reports: Vec<Vec<String>> = Vec::new();
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if starts_report(&line) {
+                    sampler.tick(Phase::Measured);
+                    reports.push(Vec::new());
+                }
+                if let Some(r) = reports.last_mut() {
+                    r.push(line);
+                }
+            }
+            (reports, sampler.stop())
+        });
+        Beside { child, reader }
+    }
+
+    fn finish(mut self) -> (Vec<Vec<String>>, Vec<HostSecond>) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (reports, out) = self.reader.join().unwrap();
+        let rows = out
+            .rows
+            .into_iter()
+            .filter(|r| r.phase == Phase::Measured)
+            .collect();
+        (reports, rows)
+    }
+}
+
+fn vmstat_line(line: &str) -> bool {
+    line.split_whitespace()
+        .next()
+        .is_some_and(|w| w.parse::<u64>().is_ok())
+}
+
+fn iostat_report(line: &str) -> bool {
+    line.starts_with("avg-cpu:")
+}
+
+/// Sum over the device lines of an iostat report of the named columns.
+fn iostat_sums(report: &[String], columns: &[&str]) -> Vec<f64> {
+    let header = report
+        .iter()
+        .position(|l| l.starts_with("Device"))
+        .expect("iostat report has a Device header");
+    let names: Vec<&str> = report[header].split_whitespace().collect();
+    let mut sums = vec![0.0; columns.len()];
+    for line in report[header + 1..]
+        .iter()
+        .take_while(|l| !l.trim().is_empty())
+    {
+        let v: Vec<&str> = line.split_whitespace().collect();
+        for (sum, col) in sums.iter_mut().zip(columns) {
+            let i = names.iter().position(|n| n == col).expect(col);
+            *sum += v[i].parse::<f64>().unwrap();
+        }
+    }
+    sums
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn agree(what: &str, ours: f64, tool: f64, floor: f64) {
+    let diff = (ours - tool).abs();
+    assert!(
+        diff <= (0.05 * tool.abs()).max(floor),
+        "{what}: ours {ours:.2}, tool {tool:.2} (more than 5% and {floor} apart)"
+    );
+    eprintln!("{what}: ours {ours:.2}, tool {tool:.2}");
+}
+
+#[test]
+fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
+    let _turn = serial();
+    for tool in ["stdbuf", "vmstat", "iostat"] {
+        require(tool);
+    }
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let devices = devices_for_path(server.datadir()).expect("the data dir is on a disk");
+    let connector = PgConnector(server.connect_options());
+    let cancel = AtomicBool::new(false);
+    load::create_and_load(&connector, 1, 20_000, 3, 2, &cancel, &mut |_, _| {}).unwrap();
+
+    // update-index commits (and so fsyncs) every statement: real writes.
+    let suite = Sysbench {
+        params: SysbenchParams {
+            tables: 1,
+            table_size: 20_000,
+            threads: 1,
+            read_secs: 10.0,
+            write_secs: 10.0,
+            warmup_secs: 0.0,
+            scan_warm_secs: 1.0,
+            postwrite_scale: 0.0,
+            seed: 3,
+        },
+        dialect: Dialect::Postgres,
+    };
+    let test = catalog::select(&["update-index".to_string()]).unwrap()[0].clone();
+    let plan = suite.step_plan(&test, "pg");
+    let step = std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            run_step(
+                &plan,
+                &connector,
+                &|c| suite.client(&test, c),
+                &cancel,
+                &mut |_| {},
+            )
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        let vmstat = Beside::start(&["vmstat", "-n", "1"], vmstat_line, &devices);
+        let mut iostat_args = vec!["iostat", "-y", "-x", "-k", "1"];
+        iostat_args.extend(devices.iter().map(String::as_str));
+        let iostat = Beside::start(&iostat_args, iostat_report, &devices);
+        std::thread::sleep(Duration::from_millis(7300));
+        let v = vmstat.finish();
+        let i = iostat.finish();
+        (running.join().unwrap().unwrap(), v, i)
+    });
+    let (result, (vm_reports, vm_rows), (io_reports, io_rows)) = step;
+    assert_eq!(result.status, StepStatus::Ok);
+
+    // Interval k of a tool pairs with our row k; the first of each covers
+    // the time before the tool started (vmstat's is since boot), so it is
+    // left out.
+    let n = vm_reports.len().min(vm_rows.len());
+    assert!(n >= 5, "{n} vmstat intervals");
+    let lines: Vec<Vec<f64>> = vm_reports[1..n]
+        .iter()
+        .map(|r| {
+            r[0].split_whitespace()
+                .map(|w| w.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let ours: Vec<&HostSecond> = vm_rows[1..n].iter().collect();
+    let a = averages(&ours).unwrap();
+    // vmstat: r b swpd free buff cache si so bi bo in cs us sy id wa st
+    let col = |i: usize| lines.iter().map(|l| l[i]).collect::<Vec<f64>>();
+    agree("cs/s", a.cs, mean(&col(11)), 100.0);
+    let us_sy: Vec<f64> = lines.iter().map(|l| l[12] + l[13]).collect();
+    agree("us+sy", a.cpups(), mean(&us_sy), 1.5);
+
+    let n = io_reports.len().min(io_rows.len());
+    assert!(n >= 5, "{n} iostat intervals");
+    let sums: Vec<Vec<f64>> = io_reports[1..n]
+        .iter()
+        .map(|r| iostat_sums(r, &["r/s", "w/s", "wkB/s", "f/s"]))
+        .collect();
+    let ours: Vec<&HostSecond> = io_rows[1..n].iter().collect();
+    let d = averages(&ours).unwrap().disk.expect("disk rates");
+    let col = |i: usize| sums.iter().map(|s| s[i]).collect::<Vec<f64>>();
+    agree("r/s", d.rps, mean(&col(0)), 2.0);
+    agree("w/s", d.wps, mean(&col(1)), 5.0);
+    agree("wkB/s", d.wkbps, mean(&col(2)), 50.0);
+    agree("f/s", d.fps, mean(&col(3)), 5.0);
+    assert!(
+        d.wps > 10.0 && d.fps > 10.0,
+        "a commit-per-statement step writes and flushes: {d:?}"
+    );
+    server.stop().unwrap();
+}
+
+/// Burns CPU in this (client) process for `secs`.
+fn burn(secs: f64) -> u64 {
+    let until = Instant::now() + Duration::from_secs_f64(secs);
+    let mut x = 1u64;
+    while Instant::now() < until {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+    x
+}
+
+#[test]
+fn cpu_is_attributed_to_the_side_that_spent_it() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let connector = PgConnector(server.connect_options());
+    let mut conn = connector.connect().unwrap();
+    let sampler = Sampler::start(SamplerConfig {
+        server_pid: Ok(server.pid()),
+        devices: Ok(vec![]),
+        interval: Duration::from_secs(3600),
+    })
+    .unwrap();
+    sampler.tick(Phase::Warmup);
+    // 1: the client computes, the server idles.
+    burn(1.0);
+    sampler.tick(Phase::Measured);
+    // 2: the server computes (one backend, parallel query is off), the
+    // client waits for the answer.
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        conn.query_text("SELECT sum(g) FROM generate_series(1, 3000000) g")
+            .unwrap();
+    }
+    sampler.tick(Phase::Measured);
+    let out = sampler.stop();
+    let m: Vec<&HostSecond> = out
+        .rows
+        .iter()
+        .filter(|r| r.phase == Phase::Measured)
+        .collect();
+    assert!(m.len() >= 2, "{:?}", out.rows);
+    let (client_step, server_step) = (m[0], m[1]);
+    let server_cpu = |r: &HostSecond| r.server_cpu_pct.expect("server CPU is read");
+    eprintln!(
+        "client burns: client {:.0}% server {:.0}%; server sums: client {:.0}% server {:.0}%",
+        client_step.client_cpu_pct,
+        server_cpu(client_step),
+        server_step.client_cpu_pct,
+        server_cpu(server_step)
+    );
+    assert!(client_step.client_cpu_pct > 30.0);
+    assert!(client_step.client_cpu_pct > 4.0 * server_cpu(client_step));
+    assert!(server_cpu(server_step) > 30.0);
+    assert!(server_cpu(server_step) > 4.0 * server_step.client_cpu_pct);
+    let procs = server_step.server_procs.unwrap();
+    assert!(procs >= 4, "the postmaster and its children: {procs}");
+    assert!(server_step.server_rss_bytes.unwrap() > 1 << 20);
+    drop(conn);
+    server.stop().unwrap();
+}
+
+fn export_steps(results: &str) -> Vec<serde_json::Value> {
+    let o = run_tidemark(&["export", "--format", "json", "--results", results]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["runs"].as_array().unwrap().last().unwrap()["targets"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is missing: {v}"))
+}
+
+#[test]
+fn a_run_stores_and_exports_the_cost_per_operation() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let o = run_tidemark(&[
+        "run",
+        "--results",
+        results,
+        "--tests",
+        "point-query,update-index",
+        "--table-size",
+        "20000",
+        "--read-secs",
+        "3",
+        "--write-secs",
+        "3",
+        "--warmup-secs",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let steps = export_steps(results);
+    assert_eq!(steps.len(), 2);
+    for s in &steps {
+        let hw = &s["hw"];
+        let name = s["name"].as_str().unwrap();
+        eprintln!("{name}: {hw}");
+        assert_eq!(
+            hw["missing"],
+            serde_json::json!({}),
+            "{name}: nothing missing"
+        );
+        assert_eq!(num(hw, "rate"), num(s, "qps"));
+        let (cpupq, scpupq, ccpupq) = (num(hw, "cpupq"), num(hw, "scpupq"), num(hw, "ccpupq"));
+        assert!(
+            scpupq > 0.0 && scpupq < cpupq,
+            "{name}: server {scpupq} < host {cpupq}"
+        );
+        // The sampler's client CPU (the whole process but itself) is close
+        // to the runner's per-thread getrusage of the client threads.
+        let runner = num(s, "client_cpu_us_per_query");
+        assert!(
+            ccpupq >= 0.8 * runner && ccpupq <= 1.5 * runner + 2.0,
+            "{name}: sampler {ccpupq} vs runner {runner} µs/query"
+        );
+        assert!(num(hw, "dbgb1") > 0.0 && num(hw, "dbgb2") > num(hw, "dbgb1"));
+        assert!(num(hw, "rss") > 0.0);
+        let overhead = num(hw, "sampler_cpu_pct");
+        assert!(
+            overhead < 0.5,
+            "{name}: the sampler used {overhead}% of a core"
+        );
+        // One host row per runner second, plus the warm-up.
+        let host = s["host_seconds"].as_array().unwrap();
+        let measured: Vec<i64> = host
+            .iter()
+            .filter(|r| r["phase"] == "measured")
+            .map(|r| r["sec"].as_i64().unwrap())
+            .collect();
+        let runner_secs: Vec<i64> = s["per_second"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["sec"].as_i64().unwrap())
+            .collect();
+        assert_eq!(measured, runner_secs, "{name}");
+        assert!(host.iter().any(|r| r["phase"] == "warmup"), "{name}");
+    }
+    let write = &steps.iter().find(|s| s["test"] == "update-index").unwrap()["hw"];
+    assert!(
+        num(write, "wps") > 0.0 && num(write, "f/s") > 0.0,
+        "{write}"
+    );
+    assert!(num(write, "wpi") > 0.0);
+    let read = &steps.iter().find(|s| s["test"] == "point-query").unwrap()["hw"];
+    // A cached point query reads nothing from storage. The disk's r/s also
+    // counts whoever else uses it, so the strict check is on the server's
+    // own reads; the disk's must still be far from the one read per query
+    // an uncached point query needs.
+    assert!(
+        num(read, "srkbpq") < 0.01,
+        "the server reads (almost) nothing from storage: {read}"
+    );
+    assert!(num(read, "rpq") < 0.5, "{read}");
+
+    let csv = run_tidemark(&["export", "--format", "csv", "--results", results]);
+    let text = stdout(&csv);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    for name in [
+        "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups", "cspq",
+        "cpupq", "scpupq", "ccpupq", "dbgb1", "dbgb2", "rss", "r_await", "w_await", "aqu-sz",
+        "%util", "f/s", "d/s",
+    ] {
+        assert!(header.contains(&name), "CSV has {name}");
+    }
+    let cpupq = header.iter().position(|c| *c == "cpupq").unwrap();
+    for line in text.lines().skip(1) {
+        let cell = line.split(',').nth(cpupq).unwrap();
+        assert!(cell.parse::<f64>().unwrap() > 0.0, "{line}");
+    }
+}
+
+#[test]
+fn an_external_server_stores_missing_metrics_with_reasons() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let url = format!(
+        "postgres://tidemark@127.0.0.1:{}/tidemark",
+        server.connect_options().port
+    );
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--results",
+            results,
+            "--target",
+            url.as_str(),
+            "--tests",
+            "point-query",
+            "--table-size",
+            "2000",
+            "--read-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+        ];
+        args.extend(extra);
+        let o = run_tidemark(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        export_steps(results).remove(0)
+    };
+
+    let hw = &run(&[])["hw"];
+    assert!(hw["scpupq"].is_null() && hw["rss"].is_null(), "{hw}");
+    assert!(
+        hw["missing"]["server"]
+            .as_str()
+            .unwrap()
+            .contains("external"),
+        "{hw}"
+    );
+    assert!(hw["rps"].is_null() && hw["rpq"].is_null());
+    assert!(hw["missing"]["disk"].as_str().unwrap().contains("--device"));
+    assert!(hw["dbgb2"].is_null() && hw["missing"]["datadir_size"].is_string());
+    assert!(num(hw, "dbgb1") > 0.0, "SQL still gives the database size");
+    assert!(num(hw, "cpupq") > 0.0 && num(hw, "ccpupq") > 0.0);
+
+    // Naming the disk brings the disk metrics back.
+    let device = devices_for_path(server.datadir()).unwrap().remove(0);
+    let hw = &run(&["--device", &device])["hw"];
+    assert_eq!(hw["devices"][0], device.as_str());
+    assert!(num(hw, "wps") >= 0.0 && num(hw, "rpq") >= 0.0);
+    assert!(hw["missing"].get("disk").is_none(), "{hw}");
+    server.stop().unwrap();
+}
