@@ -51,18 +51,7 @@ pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
     if existing.is_empty() {
         return Ok(());
     }
-    let owned: Vec<String> = conn
-        .query_text(&format!("SELECT table_name FROM {MARKER}"))
-        .map(|rows| {
-            rows.into_iter()
-                .filter_map(|mut r| r.pop().flatten())
-                .collect()
-        })
-        .unwrap_or_default();
-    let foreign: Vec<String> = existing
-        .into_iter()
-        .filter(|t| !owned.contains(t))
-        .collect();
+    let foreign = crate::workload::sysbench::load::not_owned(conn, existing);
     if !foreign.is_empty() {
         anyhow::bail!(foreign_message(&foreign));
     }

@@ -67,7 +67,16 @@ pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
     if existing.is_empty() {
         return Ok(());
     }
-    // A dry look: the marker table may not exist yet.
+    let foreign = not_owned(conn, existing);
+    if !foreign.is_empty() {
+        anyhow::bail!(foreign_tables_message(&foreign));
+    }
+    Ok(())
+}
+
+/// The tables of `existing` that tidemark's marker table does not list. A
+/// dry look: the marker table may not exist yet (then none is tidemark's).
+pub(crate) fn not_owned(conn: &mut dyn Conn, existing: Vec<String>) -> Vec<String> {
     let owned: Vec<String> = conn
         .query_text(&format!("SELECT table_name FROM {MARKER}"))
         .map(|rows| {
@@ -76,14 +85,10 @@ pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    let foreign: Vec<String> = existing
+    existing
         .into_iter()
         .filter(|t| !owned.contains(t))
-        .collect();
-    if !foreign.is_empty() {
-        anyhow::bail!(foreign_tables_message(&foreign));
-    }
-    Ok(())
+        .collect()
 }
 
 fn foreign_tables_message(tables: &[String]) -> String {
