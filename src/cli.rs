@@ -58,7 +58,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "sysbench")]
     pub suite: String,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
-    /// Forms: pg@system, pg@/path/to/bin[+config], postgres://user@host:port/db.
+    /// Forms: pg@system, pg@/path/to/bin[+config], postgres://user@host:port/db,
+    /// mariadb@system[+binlog], mysql@/path/to/basedir, mysql://user:pass@host:port/db,
+    /// mariadb://…, sqlite:PATH[+wal|+wal-full|+delete].
     #[arg(long = "target", short = 't', value_name = "SPEC")]
     pub targets: Vec<String>,
     /// Size profile: quick (minutes, the default), small (1 × 50M rows,
@@ -102,6 +104,15 @@ pub struct RunArgs {
     /// Directory with the postgres and initdb binaries to use.
     #[arg(long, value_name = "DIR")]
     pub pg_bindir: Option<PathBuf>,
+    /// MySQL/MariaDB basedir (bin/mariadbd or bin/mysqld) for mariadb@system
+    /// and mysql@system, instead of the installed server.
+    #[arg(long, value_name = "DIR")]
+    pub mysql_basedir: Option<PathBuf>,
+    /// Connection character set of every MySQL/MariaDB client connection,
+    /// pinned with SET NAMES (latin1, utf8mb4, utf8mb3, ascii, binary); a
+    /// mysql:// URL's ?charset= wins for that target.
+    #[arg(long, value_name = "NAME", default_value = "latin1")]
+    pub mysql_charset: String,
     /// Loopback port for a managed server (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -145,6 +156,8 @@ impl RunArgs {
             reuse_tables: self.reuse_tables,
             drop_existing: self.drop_existing,
             pg_bindir: self.pg_bindir.clone(),
+            mysql_basedir: self.mysql_basedir.clone(),
+            mysql_charset: Some(self.mysql_charset.clone()),
             port: self.port,
             keep_datadir: self.keep_datadir,
             command_line,

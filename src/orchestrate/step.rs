@@ -41,10 +41,12 @@ impl StepContext<'_> {
         let connector = self.server.connector();
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
+        let counters_before = self.server.client_counters();
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
             view.step(p)
         })
         .map_err(|e| anyhow::anyhow!("{}: clients could not start: {e}", info.name))?;
+        let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
         self.store
             .write_step(self.target_id, seq, &started_at, info, &result, plans)?;
         let lat = result.latency();
@@ -89,4 +91,27 @@ impl StepContext<'_> {
         }
         Ok(result)
     }
+}
+
+/// `info` with the growth of each client counter during the step added to
+/// its params (warm-up included), e.g. `busy_waits` on SQLite.
+fn with_counter_growth(
+    info: &StepInfo,
+    before: &[(&'static str, u64)],
+    after: &[(&'static str, u64)],
+) -> StepInfo {
+    let mut info = info.clone();
+    if let Some(params) = info.params.as_object_mut() {
+        for (name, now) in after {
+            let was = before
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, v)| *v);
+            params.insert(
+                (*name).to_string(),
+                serde_json::json!(now.saturating_sub(was)),
+            );
+        }
+    }
+    info
 }

@@ -145,6 +145,10 @@ pub struct Plan {
     pub results_dir: PathBuf,
     pub existing: ExistingTables,
     pub pg_bindir: Option<PathBuf>,
+    /// `--mysql-basedir`: where `mariadb@system` / `mysql@system` look first.
+    pub mysql_basedir: Option<PathBuf>,
+    /// Connection character set of MySQL/MariaDB clients (`latin1`).
+    pub mysql_charset: String,
     pub port: Option<u16>,
     /// Keep managed servers' data directories after the run.
     pub keep_datadir: bool,
@@ -164,6 +168,9 @@ pub struct PlanInput {
     pub reuse_tables: bool,
     pub drop_existing: bool,
     pub pg_bindir: Option<PathBuf>,
+    pub mysql_basedir: Option<PathBuf>,
+    /// `None`: [`crate::db::mysql::DEFAULT_CHARSET`].
+    pub mysql_charset: Option<String>,
     pub port: Option<u16>,
     pub keep_datadir: bool,
     pub command_line: String,
@@ -269,6 +276,21 @@ impl Plan {
                 dir.display()
             ));
         }
+        if let Some(dir) = &input.mysql_basedir
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "--mysql-basedir {} is not a directory: point it at an unpacked MySQL or MariaDB release or build (with bin/mysqld or bin/mariadbd)",
+                dir.display()
+            ));
+        }
+        let mysql_charset = input
+            .mysql_charset
+            .clone()
+            .unwrap_or_else(|| crate::db::mysql::DEFAULT_CHARSET.to_string())
+            .to_ascii_lowercase();
+        crate::db::mysql::check_charset(&mysql_charset)
+            .map_err(|e| format!("--mysql-charset: {e}"))?;
         Ok(Plan {
             suite,
             profile,
@@ -278,6 +300,8 @@ impl Plan {
             results_dir: input.results_dir,
             existing,
             pg_bindir: input.pg_bindir,
+            mysql_basedir: input.mysql_basedir,
+            mysql_charset,
             port: input.port,
             keep_datadir: input.keep_datadir,
             command_line: input.command_line,
@@ -351,6 +375,18 @@ mod tests {
             (
                 Box::new(|i| i.pg_bindir = Some("/nonexistent/bin".into())),
                 "--pg-bindir /nonexistent/bin is not a directory",
+            ),
+            (
+                Box::new(|i| i.mysql_basedir = Some("/nonexistent/my".into())),
+                "--mysql-basedir /nonexistent/my is not a directory",
+            ),
+            (
+                Box::new(|i| i.mysql_charset = Some("klingon".into())),
+                "--mysql-charset: MySQL character set 'klingon' is not supported",
+            ),
+            (
+                Box::new(|i| i.targets = vec!["mysql://u@h:x/d".into()]),
+                "port in database URL",
             ),
         ];
         for (edit, want) in cases {
