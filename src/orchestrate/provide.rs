@@ -73,7 +73,18 @@ pub fn validate(plan: &Plan) -> anyhow::Result<Vec<Provider>> {
                     BinSource::System => plan.mysql_basedir.as_deref(),
                 };
                 let bins = find_binaries(dir, Some(*flavor))?;
-                crate::server::mysql::check_override_syntax(bins.flavor, &t.settings)?;
+                let config = match &t.spec {
+                    TargetSpec::ManagedMysql {
+                        config: Some(c), ..
+                    } => c.as_str(),
+                    _ => "base",
+                };
+                crate::server::mysql::check_settings(
+                    &bins,
+                    plan.profile.as_str(),
+                    config,
+                    &t.settings,
+                )?;
                 out.push(Provider::ManagedMysql(bins));
             }
             TargetSpec::ExternalMysql { url } => {

@@ -184,6 +184,12 @@ pub fn socket_dir_for(
     if dir.as_os_str().len() + 1 + socket_name.len() <= MAX_SOCKET_PATH {
         return Ok(dir.to_path_buf());
     }
+    scratch_dir(tag, user, scratch)
+}
+
+/// A fresh directory `/tmp/tidemark-<tag>-<pid>-<n>` (mode 0700) owned by
+/// the server account and registered in `scratch`.
+pub fn scratch_dir(tag: &str, user: &ServerUser, scratch: &mut Scratch) -> Result<PathBuf> {
     for n in 0..1000 {
         let short = PathBuf::from(format!("/tmp/tidemark-{tag}-{}-{n}", std::process::id()));
         match std::fs::DirBuilder::new().mode(0o700).create(&short) {

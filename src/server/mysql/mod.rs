@@ -27,8 +27,8 @@ pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
 pub use self::config::{CONFIGS, PROFILES, base_config, check_override_syntax, compose_config};
 use super::TargetInfo;
 use super::datadir::{
-    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
-    socket_dir_for,
+    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
+    sibling_file, socket_dir_for,
 };
 use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
 use crate::db::Conn;
@@ -381,6 +381,50 @@ impl Drop for ManagedMysql {
     fn drop(&mut self) {
         let _ = self.stop();
     }
+}
+
+/// Checks, before anything is created, that the server binary accepts the
+/// option file `profile`, `config` and `overrides` make (a typo in a `-c`
+/// name or value is one line naming it). The file is written to a scratch
+/// directory under /tmp that is removed again.
+pub fn check_settings(
+    bin: &MyBinaries,
+    profile: &str,
+    config: &str,
+    overrides: &[(String, String)],
+) -> Result<()> {
+    check_override_syntax(bin.flavor, overrides)?;
+    let Some(base) = base_config(bin.flavor, profile, config) else {
+        bail!(
+            "no shipped {} config '{config}' for profile '{profile}': configs {}",
+            bin.flavor.title(),
+            CONFIGS.join(", ")
+        );
+    };
+    let user = ServerUser::detect("mysql")?;
+    let mut scratch = Scratch::default();
+    let dir = scratch_dir("mycheck", &user, &mut scratch)?;
+    let at = config::Placement {
+        basedir: &bin.basedir,
+        datadir: &dir,
+        port: 3306,
+        socket: &dir.join(SOCKET),
+    };
+    let file = dir.join(OPTION_FILE);
+    write_owned(
+        &file,
+        &compose_config(bin.flavor, &base, &at, overrides),
+        &user,
+    )?;
+    let checked = config::check_config(bin, &user, &file, overrides);
+    scratch.remove();
+    checked.map_err(|e| {
+        // The scratch file is gone; name the setting, not the file.
+        anyhow!(
+            e.to_string()
+                .replace(&format!(" in {}", file.display()), "")
+        )
+    })
 }
 
 /// Writes `text` to `path`, owned by the server account.
