@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use tidemark::db::Connector;
+use tidemark::db::mysql::MyConnector;
 
 /// Arguments of a very short run of `tests` on `target` into `results`.
 fn short_run<'a>(results: &'a str, target: &'a str, tests: &'a str) -> Vec<&'a str> {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use tidemark::db::mysql::{MyConn, MyConnectOptions};
+use tidemark::db::mysql::{MyConn, MyConnectOptions, MyConnector};
 use tidemark::db::{Conn, Connector, DbError, Dialect, Param, StmtId, TextRows};
 use tidemark::runner::{StepStatus, run_step};
 use tidemark::workload::sysbench::catalog::{self, Kind};

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use tidemark::db::Conn;
-pub use tidemark::db::mysql::MyConnector;
+#[allow(unused_imports)] // not every test binary talks to PostgreSQL
 pub use tidemark::db::postgres::PgConnector;
 use tidemark::server::mysql::{Flavor, ManagedMyOptions, ManagedMysql, find_binaries};
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
