@@ -16,6 +16,9 @@ pub(super) struct Handshake {
     pub server_version: String,
     pub connection_id: u32,
     pub capabilities: u32,
+    /// MariaDB's extended capabilities (0 from MySQL, which sets
+    /// `CLIENT_MYSQL`, bit 0, instead).
+    pub mariadb_capabilities: u32,
     /// The 20-byte nonce the password is scrambled with.
     pub scramble: Vec<u8>,
     /// The plugin the server expects first.
@@ -37,12 +40,17 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Handshake, DbError> {
     r.u8()?; // filler
     let mut capabilities = u32::from(r.u16()?);
     let mut plugin = String::from("mysql_native_password");
+    let mut mariadb_capabilities = 0;
     if !r.0.is_empty() {
         r.u8()?; // default collation
         r.u16()?; // status
         capabilities |= u32::from(r.u16()?) << 16;
         let data_len = r.u8()?;
-        r.bytes(10)?; // reserved (MariaDB: extended capabilities)
+        let reserved = r.bytes(10)?;
+        if capabilities & cap::LONG_PASSWORD == 0 {
+            // MariaDB: the last four reserved bytes are its capabilities.
+            mariadb_capabilities = u32::from_le_bytes(reserved[6..10].try_into().unwrap());
+        }
         if capabilities & cap::SECURE_CONNECTION != 0 {
             let n = (usize::from(data_len).saturating_sub(8)).max(13);
             let part2 = r.bytes(n.min(r.0.len()))?;
@@ -65,6 +73,7 @@ pub(super) fn parse_handshake(p: &[u8]) -> Result<Handshake, DbError> {
         server_version,
         connection_id,
         capabilities,
+        mariadb_capabilities,
         scramble,
         plugin,
     })
@@ -91,6 +100,8 @@ pub(super) fn client_capabilities(server: u32, with_db: bool) -> u32 {
 /// Parts of the handshake response.
 pub(super) struct Response<'a> {
     pub capabilities: u32,
+    /// MariaDB extended capabilities (sent only to MariaDB servers).
+    pub mariadb_capabilities: u32,
     pub collation: u8,
     pub user: &'a str,
     pub auth: &'a [u8],
@@ -104,7 +115,8 @@ pub(super) fn put_response(buf: &mut Vec<u8>, r: &Response<'_>) {
     buf.extend_from_slice(&r.capabilities.to_le_bytes());
     buf.extend_from_slice(&(16u32 << 20).to_le_bytes()); // max packet: 16 MiB
     buf.push(r.collation);
-    buf.extend_from_slice(&[0; 23]);
+    buf.extend_from_slice(&[0; 19]);
+    buf.extend_from_slice(&r.mariadb_capabilities.to_le_bytes());
     buf.extend_from_slice(r.user.as_bytes());
     buf.push(0);
     if r.capabilities & cap::PLUGIN_AUTH_LENENC_DATA != 0 {
@@ -199,7 +211,8 @@ mod tests {
         p.extend_from_slice(&2u16.to_le_bytes());
         p.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
         p.push(21);
-        p.extend_from_slice(&[0; 10]);
+        p.extend_from_slice(&[0; 6]);
+        p.extend_from_slice(&0x1Du32.to_le_bytes());
         p.extend_from_slice(b"abcdefghijkl\0");
         p.extend_from_slice(b"mysql_native_password\0");
         let h = parse_handshake(&p).unwrap();
@@ -208,6 +221,7 @@ mod tests {
         assert_eq!(h.scramble, b"12345678abcdefghijkl");
         assert_eq!(h.plugin, "mysql_native_password");
         assert_eq!(h.capabilities, caps);
+        assert_eq!(h.mariadb_capabilities, 0x1D);
         assert!(parse_handshake(&[9, 0]).is_err());
     }
 
@@ -219,6 +233,7 @@ mod tests {
             &mut buf,
             &Response {
                 capabilities: caps,
+                mariadb_capabilities: 0,
                 collation: 8,
                 user: "u",
                 auth: &[1, 2],

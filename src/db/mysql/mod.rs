@@ -39,6 +39,8 @@ const READ_BUF: usize = 64 * 1024;
 struct Stmt {
     id: u32,
     params: usize,
+    /// Parameter types the server has for it (empty until the first run).
+    types: Vec<u8>,
 }
 
 /// One connection to a MySQL or MariaDB server, driven by one thread.
@@ -55,6 +57,9 @@ pub struct MyConn {
     broken: bool,
     server_version: String,
     connection_id: u32,
+    /// MariaDB sends result metadata of prepared statements only when it
+    /// changed (a flag byte follows each column count).
+    cache_metadata: bool,
 }
 
 impl MyConn {
@@ -121,6 +126,7 @@ impl MyConn {
             broken: false,
             server_version: String::new(),
             connection_id: 0,
+            cache_metadata: false,
         };
         if let Err(e) = conn.login(opts, collation) {
             conn.broken = true; // the server hangs up; no COM_QUIT
@@ -153,11 +159,14 @@ impl MyConn {
         if capabilities & wire::cap::PROTOCOL_41 == 0 {
             return Err(protocol_error("server does not speak protocol 4.1"));
         }
+        let mariadb_capabilities = hs.mariadb_capabilities & wire::MARIADB_CACHE_METADATA;
+        self.cache_metadata = mariadb_capabilities != 0;
         self.wbuf.clear();
         auth::put_response(
             &mut self.wbuf,
             &auth::Response {
                 capabilities,
+                mariadb_capabilities,
                 collation,
                 user: &opts.user,
                 auth: &first,
@@ -362,9 +371,13 @@ impl MyConn {
                     continue;
                 }
                 _ => {
-                    let columns = Payload(p).lenenc()?.unwrap_or(0) as usize;
-                    for _ in 0..columns {
-                        self.next_packet()?;
+                    let mut r = Payload(p);
+                    let columns = r.lenenc()?.unwrap_or(0) as usize;
+                    let metadata = !self.cache_metadata || r.0.first() != Some(&0);
+                    if metadata {
+                        for _ in 0..columns {
+                            self.next_packet()?;
+                        }
                     }
                     self.skip_eof_packet()?;
                     if let Some(out) = rows.as_deref_mut() {
@@ -439,13 +452,14 @@ impl Conn for MyConn {
         self.stmts.push(Stmt {
             id,
             params: usize::from(params),
+            types: Vec::with_capacity(usize::from(params)),
         });
         Ok(StmtId(self.stmts.len() as u32 - 1))
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
         self.check_open()?;
-        let Some(st) = self.stmts.get(stmt.0 as usize) else {
+        let Some(st) = self.stmts.get_mut(stmt.0 as usize) else {
             return Err(DbError::new(
                 ErrorKind::Other,
                 "",
@@ -461,8 +475,18 @@ impl Conn for MyConn {
             );
             return Err(DbError::new(ErrorKind::Other, "", msg));
         }
+        let same = st.types.len() == params.len()
+            && st
+                .types
+                .iter()
+                .zip(params)
+                .all(|(t, p)| *t == wire::param_type(p));
+        if !same {
+            st.types.clear();
+            st.types.extend(params.iter().map(wire::param_type));
+        }
         self.wbuf.clear();
-        wire::put_execute(&mut self.wbuf, st.id, params);
+        wire::put_execute(&mut self.wbuf, st.id, params, !same);
         self.send()?;
         self.read_answer(None)
     }

@@ -30,6 +30,11 @@ pub(super) mod cap {
     pub const PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
 }
 
+/// MariaDB extended capability (bit 36 overall): the server sends a prepared
+/// statement's result metadata only when it changed, and says so in a byte
+/// after the column count.
+pub(super) const MARIADB_CACHE_METADATA: u32 = 1 << 4;
+
 /// `SERVER_MORE_RESULTS_EXISTS` in the status flags of OK and EOF packets.
 pub(super) const MORE_RESULTS: u16 = 0x0008;
 
@@ -99,11 +104,23 @@ pub(super) fn put_lenenc(buf: &mut Vec<u8>, v: u64) {
     }
 }
 
-/// Appends COM_STMT_EXECUTE of statement `id` with `params` bound: integers
-/// as LONG (or LONGLONG when they do not fit 32 bits), text as STRING, the
-/// types sent with every execution, no cursor.
+/// The column type a parameter is bound as: integers as LONG (LONGLONG when
+/// they do not fit 32 bits), text as STRING.
 #[inline]
-pub(super) fn put_execute(buf: &mut Vec<u8>, id: u32, params: &[Param<'_>]) {
+pub(super) fn param_type(p: &Param<'_>) -> u8 {
+    match *p {
+        Param::Int(v) if i32::try_from(v).is_ok() => TYPE_LONG,
+        Param::Int(_) => TYPE_LONGLONG,
+        Param::Text(_) => TYPE_STRING,
+    }
+}
+
+/// Appends COM_STMT_EXECUTE of statement `id` with `params` bound (see
+/// [`param_type`]), no cursor. The types travel only when `send_types` (the
+/// first execution, or when they changed); otherwise the server keeps the
+/// ones it has, as C clients do.
+#[inline]
+pub(super) fn put_execute(buf: &mut Vec<u8>, id: u32, params: &[Param<'_>], send_types: bool) {
     let at = begin_packet(buf, 0);
     buf.push(COM_STMT_EXECUTE);
     buf.extend_from_slice(&id.to_le_bytes());
@@ -112,14 +129,11 @@ pub(super) fn put_execute(buf: &mut Vec<u8>, id: u32, params: &[Param<'_>]) {
     if !params.is_empty() {
         let bitmap = params.len().div_ceil(8);
         buf.resize(buf.len() + bitmap, 0); // no NULLs
-        buf.push(1); // new params bound: types follow
-        for p in params {
-            let ty = match *p {
-                Param::Int(v) if i32::try_from(v).is_ok() => TYPE_LONG,
-                Param::Int(_) => TYPE_LONGLONG,
-                Param::Text(_) => TYPE_STRING,
-            };
-            buf.extend_from_slice(&[ty, 0]);
+        buf.push(u8::from(send_types)); // new params bound: types follow
+        if send_types {
+            for p in params {
+                buf.extend_from_slice(&[param_type(p), 0]);
+            }
         }
         for p in params {
             match *p {
@@ -297,6 +311,7 @@ mod tests {
             &mut buf,
             7,
             &[Param::Int(-2), Param::Int(1 << 40), Param::Text("ab")],
+            true,
         );
         let p = packets(&buf);
         assert_eq!(p.len(), 1);
@@ -309,11 +324,32 @@ mod tests {
         want.extend_from_slice(&[2, b'a', b'b']);
         assert_eq!(p[0].1, &want[..]);
         let mut buf = Vec::new();
-        put_execute(&mut buf, 1, &[]);
+        put_execute(&mut buf, 1, &[], true);
         assert_eq!(
             packets(&buf)[0].1,
             &[COM_STMT_EXECUTE, 1, 0, 0, 0, 0, 1, 0, 0, 0]
         );
+        let mut buf = Vec::new();
+        put_execute(&mut buf, 2, &[Param::Int(5)], false);
+        let want = [
+            COM_STMT_EXECUTE,
+            2,
+            0,
+            0,
+            0,
+            0,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+            5,
+            0,
+            0,
+            0,
+        ];
+        assert_eq!(packets(&buf)[0].1, &want, "no types: flag 0, value only");
     }
 
     #[test]
