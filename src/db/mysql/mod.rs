@@ -6,9 +6,14 @@
 //! statement is one COM_STMT_EXECUTE packet built in a reused buffer (binary
 //! protocol, parameters bound in binary) and the answer is counted in place
 //! in a reused read buffer: rows are framed, never decoded, so the per-query
-//! path allocates nothing. Measured against the `mysql` crate (which builds a
-//! `Row` of `Value`s per row) on the same MariaDB: see the module's tests and
-//! bench/point_query_vs_anchors.sh.
+//! path allocates nothing. On MariaDB 10.11 (callgrind, user-space
+//! instructions per query, including tidemark's runner) a point select costs
+//! about 1.5k instructions here, 4.4k in sysbench (libmariadb + Lua) and 7k
+//! with the `mysql` crate 28, which builds a `Row` of `Value`s per row; a
+//! 101-row range select costs 16k here and 149k with the crate. On MariaDB
+//! the server is asked to send result metadata only when it changes, as the
+//! C client does. bench/point_query_vs_anchors.sh compares QPS and client
+//! CPU with sysbench's mysql driver on one server.
 //!
 //! Plain statements (BEGIN, COMMIT, the sysbench insert and scan, DDL) go as
 //! COM_QUERY. The connection character set is pinned twice: in the handshake
