@@ -238,6 +238,28 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
         );
     }
     assert!(!dir.path().join("ok.db").exists(), "nothing was created");
+
+    // A SQLite file with someone else's sbtest1 is refused and kept as is.
+    let theirs = dir.path().join("theirs.db");
+    {
+        let c = rusqlite::Connection::open(&theirs).unwrap();
+        c.execute_batch("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO sbtest1 VALUES (1, 'mine')")
+            .unwrap();
+    }
+    let target = format!("sqlite:{}", theirs.display());
+    let o = run_tidemark(&short_run(results, &target, "point-query"));
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("sbtest1") && err.contains("did not create"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
+    let c = rusqlite::Connection::open(&theirs).unwrap();
+    let note: String = c
+        .query_row("SELECT note FROM sbtest1 WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(note, "mine", "the file is untouched");
     assert!(
         mysqld_pids_mentioning(results).is_empty(),
         "no server was started for bad input"

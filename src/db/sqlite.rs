@@ -468,17 +468,21 @@ mod tests {
         a.execute_text("INSERT INTO t VALUES (1)").unwrap();
         let waiter = {
             let connector = connector.clone();
-            std::thread::spawn(move || {
+            let (ready, wait_ready) = std::sync::mpsc::channel();
+            let h = std::thread::spawn(move || {
                 let mut b = connector.connect().unwrap();
+                ready.send(()).unwrap();
                 b.execute_text("INSERT INTO t VALUES (2)")
-            })
+            });
+            wait_ready.recv().unwrap();
+            h
         };
         std::thread::sleep(Duration::from_millis(200));
         a.execute_text("COMMIT").unwrap();
         assert_eq!(waiter.join().unwrap().unwrap(), 1);
         assert!(connector.busy.waits() > 0, "the writer waited");
         assert!(
-            connector.busy.wait_us() >= 100_000,
+            connector.busy.wait_us() >= 50_000,
             "{}",
             connector.busy.wait_us()
         );
