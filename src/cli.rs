@@ -90,7 +90,10 @@ pub struct RunArgs {
     /// Target to benchmark, repeatable; the first is the base of comparisons.
     /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
     /// each with an optional +config (cx10b, ./my.conf) and :name=value
-    /// settings for that target alone; postgres://user@host:port/db.
+    /// settings for that target alone; postgres://user@host:port/db;
+    /// mariadb@system[+binlog], mysql@/path/to/basedir,
+    /// mysql://user:pass@host:port/db, mariadb://…;
+    /// sqlite:PATH[+wal|+wal-full|+delete].
     #[arg(long = "target", short = 't', value_name = "SPEC")]
     pub targets: Vec<String>,
     /// A TOML plan file (targets, settings, suite, profile, overrides);
@@ -184,6 +187,15 @@ pub struct RunArgs {
     /// Directory with the postgres and initdb binaries to use.
     #[arg(long, value_name = "DIR")]
     pub pg_bindir: Option<PathBuf>,
+    /// MySQL/MariaDB basedir (bin/mariadbd or bin/mysqld) for mariadb@system
+    /// and mysql@system, instead of the installed server.
+    #[arg(long, value_name = "DIR")]
+    pub mysql_basedir: Option<PathBuf>,
+    /// Connection character set of every MySQL/MariaDB client connection,
+    /// pinned with SET NAMES (latin1, utf8mb4, utf8mb3, ascii, binary); a
+    /// mysql:// URL's ?charset= wins for that target.
+    #[arg(long, value_name = "NAME", default_value = "latin1")]
+    pub mysql_charset: String,
     /// Loopback port for a managed server (default: a free one).
     #[arg(long)]
     pub port: Option<u16>,
@@ -277,6 +289,8 @@ impl RunArgs {
             reuse_tables: self.reuse_tables,
             drop_existing: self.drop_existing,
             pg_bindir: self.pg_bindir.clone(),
+            mysql_basedir: self.mysql_basedir.clone(),
+            mysql_charset: Some(self.mysql_charset.clone()),
             port: self.port,
             keep_datadir: self.keep_datadir,
             no_report: self.no_report,
@@ -312,6 +326,8 @@ const PLAN_OPTIONS: &[&str] = &[
     "postwrite_scale",
     "seed",
     "pg_bindir",
+    "mysql_basedir",
+    "mysql_charset",
     "reuse_tables",
     "drop_existing",
 ];

@@ -4,9 +4,13 @@
 //! database client. Each DBMS family has its own implementation, chosen for the
 //! least client CPU per statement: PostgreSQL speaks the wire protocol directly
 //! ([`postgres`]), so a prepared statement costs one `write` and one `read`
-//! and no allocation on the hot path.
+//! and no allocation on the hot path; MySQL and MariaDB get the same kind of
+//! client ([`mysql`]); SQLite is the library linked in ([`sqlite`]).
 
+pub mod mysql;
 pub mod postgres;
+pub mod socket;
+pub mod sqlite;
 
 use std::fmt;
 

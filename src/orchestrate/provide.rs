@@ -10,17 +10,24 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context as _;
+
+use crate::db::Conn as _;
+use crate::db::mysql::{MyConn, MyConnectOptions};
 use crate::db::postgres::{PgConn, PgConnectOptions};
 use crate::plan::target::BinSource;
 use crate::plan::{Plan, TargetPlan, TargetSpec};
 use crate::server::TargetServer;
 use crate::server::install::{self, ClientChoice, VersionReq};
+use crate::server::mysql::{ManagedMyOptions, ManagedMysql, MyBinaries, find_binaries};
+use crate::server::mysql_target::MysqlTarget;
 use crate::server::pg_target::PostgresTarget;
 use crate::server::postgres::layers::{CheckedConfig, LayerInputs, check_layers};
 use crate::server::postgres::named::ConfigChoice;
 use crate::server::postgres::{
     ManagedPgOptions, ManagedPostgres, PgBinaries, Preflight, find_bindir,
 };
+use crate::server::sqlite_target::{self, SqliteTarget};
 use crate::workload::sysbench::load;
 
 /// A target after validation: what is needed to provide its server.
@@ -28,6 +35,15 @@ use crate::workload::sysbench::load;
 pub enum Provider {
     ManagedPostgres(Box<PreparedPg>),
     ExternalPostgres(PgConnectOptions),
+    ManagedMysql(MyBinaries),
+    ExternalMysql(MyConnectOptions),
+    /// A SQLite file with its config name, config text and PRAGMAs.
+    Sqlite {
+        path: PathBuf,
+        config: String,
+        text: String,
+        pragmas: Vec<(String, String)>,
+    },
 }
 
 /// A managed PostgreSQL target ready to start: its binaries and checked
@@ -127,19 +143,114 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                         opts.display_url()
                     )
                 })?;
-                if plan.existing == load::ExistingTables::Refuse {
-                    if plan.suite.runs_sysbench() {
-                        load::refuse_foreign_tables(&mut conn)?;
-                    }
-                    if plan.suite.runs_ibench() {
-                        crate::workload::ibench::schema::refuse_foreign_tables(&mut conn)?;
-                    }
-                }
+                refuse_foreign_tables(plan, &mut conn)?;
                 out.push(Provider::ExternalPostgres(opts));
+            }
+            TargetSpec::ManagedMysql { flavor, source, .. } => {
+                let dir = match source {
+                    BinSource::Dir(d) => Some(d.as_path()),
+                    BinSource::System => plan.mysql_basedir.as_deref(),
+                    BinSource::Version(v) => anyhow::bail!(
+                        "target {}: tidemark installs PostgreSQL versions only ({v} asked): use an installed server or a basedir",
+                        t.spec_text
+                    ),
+                };
+                let bins = find_binaries(dir, Some(*flavor))?;
+                let config = match &t.spec {
+                    TargetSpec::ManagedMysql {
+                        config: Some(c), ..
+                    } => c.as_str(),
+                    _ => "base",
+                };
+                crate::server::mysql::check_settings(
+                    &bins,
+                    plan.profile.as_str(),
+                    config,
+                    &t.settings,
+                )?;
+                out.push(Provider::ManagedMysql(bins));
+            }
+            TargetSpec::ExternalMysql { url } => {
+                out.push(Provider::ExternalMysql(validate_external_mysql(plan, url)?));
+            }
+            TargetSpec::Sqlite { path, config } => {
+                out.push(validate_sqlite(plan, t, path, config.as_deref())?);
             }
         }
     }
     Ok(out)
+}
+
+/// Unless the user allowed it, refuses a database holding benchmark tables
+/// of the plan's suites (`sbtest*`, `pi*`) that tidemark did not create.
+fn refuse_foreign_tables(plan: &Plan, conn: &mut dyn crate::db::Conn) -> anyhow::Result<()> {
+    if plan.existing != load::ExistingTables::Refuse {
+        return Ok(());
+    }
+    if plan.suite.runs_sysbench() {
+        load::refuse_foreign_tables(conn)?;
+    }
+    if plan.suite.runs_ibench() {
+        crate::workload::ibench::schema::refuse_foreign_tables(conn)?;
+    }
+    Ok(())
+}
+
+/// Parses the URL, reaches the server, and refuses foreign benchmark tables.
+fn validate_external_mysql(plan: &Plan, url: &str) -> anyhow::Result<MyConnectOptions> {
+    let mut opts = MyConnectOptions::from_url(url).map_err(anyhow::Error::msg)?;
+    if !url.contains("charset=") {
+        opts.charset = plan.mysql_charset.clone();
+    }
+    if opts.dbname.is_empty() {
+        anyhow::bail!(
+            "{} names no database: add one, e.g. {}tidemark",
+            opts.display_url(),
+            opts.display_url()
+        );
+    }
+    let mut conn = MyConn::connect_timeout(&opts, Duration::from_secs(10)).map_err(|e| {
+        let hint = if e.code == "1045" {
+            "check the user and password in the URL"
+        } else {
+            "check the URL and that the server is running"
+        };
+        anyhow::anyhow!("cannot connect to {}: {e}: {hint}", opts.display_url())
+    })?;
+    refuse_foreign_tables(plan, &mut conn)?;
+    Ok(opts)
+}
+
+/// Checks the file's directory, the `-c` PRAGMAs, and an existing file's
+/// tables, without creating anything.
+fn validate_sqlite(
+    plan: &Plan,
+    t: &TargetPlan,
+    path: &Path,
+    config: Option<&str>,
+) -> anyhow::Result<Provider> {
+    sqlite_target::check(path, &t.settings)?;
+    let config = config.unwrap_or(sqlite_target::DEFAULT_CONFIG).to_string();
+    let text = sqlite_target::config_text(plan.profile.as_str(), &config)
+        .context("no shipped SQLite config for this profile")?;
+    let pragmas = sqlite_target::pragmas(&text, &t.settings);
+    if path.exists() {
+        let opts = crate::db::sqlite::SqliteOptions {
+            path: path.to_path_buf(),
+            pragmas: Vec::new(),
+            busy_timeout: crate::db::sqlite::DEFAULT_BUSY_TIMEOUT,
+        };
+        let mut conn = crate::db::sqlite::SqliteConn::open(&opts, Default::default())?;
+        conn.query_text("SELECT count(*) FROM sqlite_master")
+            .map_err(|e| anyhow::anyhow!("{} is not a SQLite database: {e}", path.display()))?;
+        refuse_foreign_tables(plan, &mut conn)?;
+    }
+    Ok(Provider::Sqlite {
+        path: path.to_path_buf(),
+        config,
+        text,
+        pragmas,
+    })
 }
 
 /// Label in the seeds' style: DBMS + version digits + config (`pg1518.base`).
@@ -224,6 +335,53 @@ pub fn provide(
         Provider::ExternalPostgres(opts) => Ok(Box::new(PostgresTarget::external(opts, |v| {
             label_for("pg", v, "external")
         })?)),
+        Provider::ManagedMysql(bins) => {
+            let config = match &target.spec {
+                TargetSpec::ManagedMysql { config, .. } => config.clone(),
+                _ => None,
+            }
+            .unwrap_or_else(|| "base".to_string());
+            let prefix = bins.flavor.label_prefix();
+            let dir = server_dir(
+                &plan.results_dir,
+                run_id,
+                pos,
+                repetition,
+                &format!("{prefix}{}", bins.version),
+            );
+            let mut opts = ManagedMyOptions::for_profile(
+                bins.clone(),
+                dir.join("data"),
+                plan.profile.as_str(),
+                &config,
+            )?;
+            opts.port = plan.port;
+            opts.overrides = target.settings.clone();
+            opts.charset = plan.mysql_charset.clone();
+            let server = ManagedMysql::start(opts)?;
+            let label = label_for(prefix, &bins.version, &config);
+            Ok(Box::new(MysqlTarget::managed(
+                server,
+                &target.spec_text,
+                &label,
+            )?))
+        }
+        Provider::ExternalMysql(opts) => Ok(Box::new(MysqlTarget::external(opts, |f, v| {
+            label_for(f.label_prefix(), v, "external")
+        })?)),
+        Provider::Sqlite {
+            path,
+            config,
+            text,
+            pragmas,
+        } => Ok(Box::new(SqliteTarget::open(
+            &path,
+            &target.spec_text,
+            |v| label_for("sqlite", v, &config),
+            &config,
+            text,
+            pragmas,
+        )?)),
     }
 }
 

@@ -100,6 +100,7 @@ impl StepContext<'_> {
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
         let sampler = Sampler::start(self.sampler_config());
+        let counters_before = self.server.client_counters();
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
             if let Ok(s) = &sampler {
                 s.tick(if p.warming_up {
@@ -123,6 +124,7 @@ impl StepContext<'_> {
         };
         // One operation is a statement; the Insert Benchmark's per-insert
         // basis is a follow-up (see OpRates).
+        let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
         let host = self.host_summary(sampled, OpRates::queries(result.qps()), connector.as_ref());
         self.store.write_step_with_host(
             self.target_id,
@@ -307,4 +309,27 @@ impl StepContext<'_> {
             metrics,
         }
     }
+}
+
+/// `info` with the growth of each client counter during the step added to
+/// its params (warm-up included), e.g. `busy_waits` on SQLite.
+fn with_counter_growth(
+    info: &StepInfo,
+    before: &[(&'static str, u64)],
+    after: &[(&'static str, u64)],
+) -> StepInfo {
+    let mut info = info.clone();
+    if let Some(params) = info.params.as_object_mut() {
+        for (name, now) in after {
+            let was = before
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, v)| *v);
+            params.insert(
+                (*name).to_string(),
+                serde_json::json!(now.saturating_sub(was)),
+            );
+        }
+    }
+    info
 }

@@ -46,6 +46,9 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         if cancelled() {
             break;
         }
+        if let Some(note) = load::reset_binlog(admin.as_mut())? {
+            ctx.view.line(&format!("target {label}: {note}"));
+        }
         let info = suite.step_info(test, dialect);
         let measured_before = ctx.is_measured(&info.name);
         let plans = if measured_before {
@@ -74,7 +77,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
                 load::postwrite_budget(u64::from(p.tables) * p.table_size, p.postwrite_scale);
             ctx.view.phase(
                 &format!(
-                    "{label} housekeeping (vacuum, checkpoint, wait {:.0}s)",
+                    "{label} housekeeping (analyze, flush, wait {:.0}s)",
                     budget.as_secs_f64()
                 ),
                 1.0,

@@ -247,6 +247,10 @@ pub struct Plan {
     pub results_dir: PathBuf,
     pub existing: ExistingTables,
     pub pg_bindir: Option<PathBuf>,
+    /// `--mysql-basedir`: where `mariadb@system` / `mysql@system` look first.
+    pub mysql_basedir: Option<PathBuf>,
+    /// Connection character set of MySQL/MariaDB clients (`latin1`).
+    pub mysql_charset: String,
     pub port: Option<u16>,
     /// Keep managed servers' data directories after the run.
     pub keep_datadir: bool,
@@ -283,6 +287,9 @@ pub struct PlanInput {
     pub reuse_tables: bool,
     pub drop_existing: bool,
     pub pg_bindir: Option<PathBuf>,
+    pub mysql_basedir: Option<PathBuf>,
+    /// `None`: [`crate::db::mysql::DEFAULT_CHARSET`].
+    pub mysql_charset: Option<String>,
     pub port: Option<u16>,
     pub keep_datadir: bool,
     /// Skip the report at the end of the run.
@@ -452,6 +459,21 @@ impl Plan {
             .filter(|d| !d.is_empty())
             .collect();
         crate::metrics::devices::check_device_names(&devices)?;
+        if let Some(dir) = &input.mysql_basedir
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "--mysql-basedir {} is not a directory: point it at an unpacked MySQL or MariaDB release or build (with bin/mysqld or bin/mariadbd)",
+                dir.display()
+            ));
+        }
+        let mysql_charset = input
+            .mysql_charset
+            .clone()
+            .unwrap_or_else(|| crate::db::mysql::DEFAULT_CHARSET.to_string())
+            .to_ascii_lowercase();
+        crate::db::mysql::check_charset(&mysql_charset)
+            .map_err(|e| format!("--mysql-charset: {e}"))?;
         Ok(Plan {
             devices,
             suite,
@@ -463,6 +485,8 @@ impl Plan {
             results_dir: input.results_dir,
             existing,
             pg_bindir: input.pg_bindir,
+            mysql_basedir: input.mysql_basedir,
+            mysql_charset,
             port: input.port,
             keep_datadir: input.keep_datadir,
             report: !input.no_report,
@@ -702,6 +726,18 @@ mod tests {
             (
                 Box::new(|i| i.devices = vec!["no-such-disk".into()]),
                 "--device no-such-disk: no block device",
+            ),
+            (
+                Box::new(|i| i.mysql_basedir = Some("/nonexistent/my".into())),
+                "--mysql-basedir /nonexistent/my is not a directory",
+            ),
+            (
+                Box::new(|i| i.mysql_charset = Some("klingon".into())),
+                "--mysql-charset: MySQL character set 'klingon' is not supported",
+            ),
+            (
+                Box::new(|i| i.targets = vec!["mysql://u@h:x/d".into()]),
+                "port in database URL",
             ),
         ];
         for (edit, want) in cases {

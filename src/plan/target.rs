@@ -4,13 +4,16 @@
 //! Grammar (the README has it with examples):
 //! ```text
 //! target  = spec { ":" NAME "=" VALUE }      settings for this target only
-//! spec    = "pg" [ "@" source ] [ "+" config ]
+//! spec    = DBMS [ "@" source ] [ "+" config ]     DBMS: pg, mariadb, mysql
 //!         | "postgres://user[:pass]@host[:port]/db"   (external; no settings)
+//!         | ("mysql" | "mariadb") "://user[:pass]@host[:port]/db"
+//!         | "sqlite:" PATH [ "+" ("wal" | "wal-full" | "delete") ]
 //! source  = "system"                          installed binaries (the default)
 //!         | VERSION                           17.10, 17 (newest 17.x), 9.6.24:
-//!                                             the cache's build, installed if missing
+//!                                             the cache's build, installed if missing (pg only)
 //!         | PATH                              starts with / or . : a bin/ directory
-//! config  = NAME                              a shipped config (cx10b, sync1_comp0_fpi1)
+//!                                             (pg) or a basedir (mariadb, mysql)
+//! config  = NAME                              a shipped config (cx10b, binlog)
 //!         | PATH                              a postgresql.conf fragment (has / or ends in .conf)
 //! ```
 //! A setting starts at a `:` followed by `name=`, so values may hold other
@@ -19,6 +22,7 @@
 use std::path::PathBuf;
 
 use crate::server::install::VersionReq;
+use crate::server::mysql::Flavor;
 use crate::server::postgres::named::{is_config_path, named_config, named_configs};
 
 /// Where a managed server's binaries come from.
@@ -43,6 +47,20 @@ pub enum TargetSpec {
     },
     /// A PostgreSQL server somebody else runs.
     ExternalPostgres { url: String },
+    /// MySQL or MariaDB started and stopped by tidemark; `flavor` is the
+    /// family the spec names (the binaries found must be of it).
+    ManagedMysql {
+        flavor: Flavor,
+        source: BinSource,
+        config: Option<String>,
+    },
+    /// A MySQL or MariaDB server somebody else runs.
+    ExternalMysql { url: String },
+    /// A SQLite database file, opened by the library linked into tidemark.
+    Sqlite {
+        path: PathBuf,
+        config: Option<String>,
+    },
 }
 
 /// Config names shipped for managed PostgreSQL (`config/postgres/configs.toml`).
@@ -60,6 +78,13 @@ impl TargetSpec {
             crate::db::postgres::PgConnectOptions::from_url(t)?;
             return Ok(TargetSpec::ExternalPostgres { url: t.to_string() });
         }
+        if t.starts_with("mysql://") || t.starts_with("mariadb://") {
+            crate::db::mysql::MyConnectOptions::from_url(t)?;
+            return Ok(TargetSpec::ExternalMysql { url: t.to_string() });
+        }
+        if let Some(rest) = t.strip_prefix("sqlite:") {
+            return parse_sqlite(t, rest);
+        }
         let (head, config) = match t.split_once('+') {
             Some((h, c)) if !c.is_empty() => (h, Some(c.to_string())),
             Some(_) => {
@@ -71,19 +96,21 @@ impl TargetSpec {
             None => (t, None),
         };
         let (dbms, source) = head.split_once('@').unwrap_or((head, "system"));
-        match dbms {
-            "pg" | "postgres" | "postgresql" => {}
-            "mysql" | "mariadb" | "sqlite" => {
+        let flavor = match dbms {
+            "pg" | "postgres" | "postgresql" => None,
+            "mysql" => Some(Flavor::Mysql),
+            "mariadb" => Some(Flavor::MariaDb),
+            "sqlite" => {
                 return Err(format!(
-                    "target '{t}': {dbms} targets are not supported by this build yet: use pg@system or a postgres:// URL"
+                    "target '{t}': a SQLite target names its file: sqlite:PATH, e.g. sqlite:./bench.db"
                 ));
             }
             other => {
                 return Err(format!(
-                    "target '{t}': unknown DBMS '{other}': use pg@system, pg@17.10, pg@/path/to/bin or postgres://user@host:port/db"
+                    "target '{t}': unknown DBMS '{other}': use pg@system, pg@17.10, mariadb@system, mysql@/path/to/basedir, sqlite:PATH or a postgres:// / mysql:// URL"
                 ));
             }
-        }
+        };
         let source = if source == "system" {
             BinSource::System
         } else if source.starts_with('/') || source.starts_with('.') {
@@ -92,31 +119,56 @@ impl TargetSpec {
             BinSource::Version(source.to_string())
         } else {
             return Err(format!(
-                "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use pg@system, pg@17.10 or pg@/path/to/bin"
+                "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use {dbms}@system, pg@17.10 or {dbms}@/path/to/dir"
             ));
         };
         if let Some(c) = &config
-            && !is_config_path(c)
-            && named_config(c).is_none()
+            && !config_known(flavor, c)
         {
             return Err(format!(
-                "target '{t}': unknown config '{c}': use one of {} or a file path ending in .conf",
-                pg_config_names().join(", ")
+                "target '{t}': unknown config '{c}': use one of {}",
+                match flavor {
+                    None => format!(
+                        "{} or a file path ending in .conf",
+                        pg_config_names().join(", ")
+                    ),
+                    Some(_) => crate::server::mysql::CONFIGS.join(", "),
+                }
             ));
         }
-        Ok(TargetSpec::ManagedPostgres { source, config })
+        if flavor.is_some() && matches!(source, BinSource::Version(_)) {
+            return Err(format!(
+                "target '{t}': tidemark installs PostgreSQL versions only: for {dbms} use {dbms}@system (the installed server) or {dbms}@/path/to/basedir (an unpacked release or a build)"
+            ));
+        }
+        Ok(match flavor {
+            None => TargetSpec::ManagedPostgres { source, config },
+            Some(flavor) => TargetSpec::ManagedMysql {
+                flavor,
+                source,
+                config,
+            },
+        })
     }
 
-    /// Whether tidemark starts this target's server.
+    /// Whether tidemark runs this target's engine itself (a server it
+    /// starts, or SQLite), so `-c` settings apply to it.
     pub fn is_managed(&self) -> bool {
-        matches!(self, TargetSpec::ManagedPostgres { .. })
+        matches!(
+            self,
+            TargetSpec::ManagedPostgres { .. }
+                | TargetSpec::ManagedMysql { .. }
+                | TargetSpec::Sqlite { .. }
+        )
     }
 
     /// The config named after `+`, if any.
     pub fn config(&self) -> Option<&str> {
         match self {
-            TargetSpec::ManagedPostgres { config, .. } => config.as_deref(),
-            TargetSpec::ExternalPostgres { .. } => None,
+            TargetSpec::ManagedPostgres { config, .. }
+            | TargetSpec::ManagedMysql { config, .. }
+            | TargetSpec::Sqlite { config, .. } => config.as_deref(),
+            TargetSpec::ExternalPostgres { .. } | TargetSpec::ExternalMysql { .. } => None,
         }
     }
 }
@@ -177,6 +229,42 @@ pub fn join_target_settings(spec: &str, settings: &[(String, String)]) -> String
     text
 }
 
+/// Whether `+config` names a shipped config of the family (or, for
+/// PostgreSQL, a config file).
+fn config_known(flavor: Option<Flavor>, config: &str) -> bool {
+    match flavor {
+        None => is_config_path(config) || named_config(config).is_some(),
+        Some(_) => crate::server::mysql::CONFIGS.contains(&config),
+    }
+}
+
+/// `sqlite:PATH[+CONFIG]`: a `+word` suffix without `/` or `.` is a config
+/// name; anything else belongs to the path.
+fn parse_sqlite(t: &str, rest: &str) -> Result<TargetSpec, String> {
+    use crate::server::sqlite_target::CONFIGS;
+    let (path, config) = match rest.rsplit_once('+') {
+        Some((p, c)) if !c.contains('/') && !c.contains('.') => (p, Some(c.to_string())),
+        _ => (rest, None),
+    };
+    if path.is_empty() {
+        return Err(format!(
+            "target '{t}' names no file: write sqlite:PATH, e.g. sqlite:./bench.db"
+        ));
+    }
+    if let Some(c) = &config
+        && !CONFIGS.contains(&c.as_str())
+    {
+        return Err(format!(
+            "target '{t}': unknown SQLite config '{c}': use one of {}",
+            CONFIGS.join(", ")
+        ));
+    }
+    Ok(TargetSpec::Sqlite {
+        path: PathBuf::from(path),
+        config,
+    })
+}
+
 /// Parses `name=value` of `-c/--set`.
 pub fn parse_setting(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -225,6 +313,62 @@ mod tests {
     }
 
     #[test]
+    fn parses_mysql_mariadb_and_sqlite_forms() {
+        assert_eq!(
+            TargetSpec::parse("mariadb@system+binlog").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::MariaDb,
+                source: BinSource::System,
+                config: Some("binlog".into())
+            }
+        );
+        assert_eq!(
+            TargetSpec::parse("mysql@/opt/mysql-8.4").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::Mysql,
+                source: BinSource::Dir("/opt/mysql-8.4".into()),
+                config: None
+            }
+        );
+        assert_eq!(
+            TargetSpec::parse("mariadb").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::MariaDb,
+                source: BinSource::System,
+                config: None
+            }
+        );
+        assert!(matches!(
+            TargetSpec::parse("mysql://u:p@127.0.0.1:3306/db").unwrap(),
+            TargetSpec::ExternalMysql { .. }
+        ));
+        assert!(matches!(
+            TargetSpec::parse("mariadb://u@h/db?charset=utf8mb4").unwrap(),
+            TargetSpec::ExternalMysql { .. }
+        ));
+        assert_eq!(
+            TargetSpec::parse("sqlite:/tmp/a+b.db+delete").unwrap(),
+            TargetSpec::Sqlite {
+                path: "/tmp/a+b.db".into(),
+                config: Some("delete".into())
+            }
+        );
+        assert_eq!(
+            TargetSpec::parse("sqlite:bench.db").unwrap(),
+            TargetSpec::Sqlite {
+                path: "bench.db".into(),
+                config: None
+            }
+        );
+        for spec in ["mariadb@system", "mysql://u@h/d", "sqlite:x.db"] {
+            assert_eq!(
+                TargetSpec::parse(spec).unwrap().is_managed(),
+                !spec.contains("://")
+            );
+        }
+    }
+
+    #[test]
     fn errors_name_the_bad_part() {
         for (spec, want) in [
             ("oracle@system", "unknown DBMS 'oracle'"),
@@ -232,6 +376,11 @@ mod tests {
             ("pg@latest", "'latest' is neither"),
             ("pg@system+cx99", "unknown config 'cx99'"),
             ("pg+", "ends with '+'"),
+            ("mariadb@system+z99", "unknown config 'z99'"),
+            ("sqlite:x.db+wall", "unknown SQLite config 'wall'"),
+            ("sqlite:", "names no file"),
+            ("sqlite@system", "names its file"),
+            ("mysql://u@h:0/d", "port"),
         ] {
             let e = TargetSpec::parse(spec).unwrap_err();
             assert!(e.contains(want), "{e}");

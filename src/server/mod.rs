@@ -2,10 +2,14 @@
 //! data directory, configuration, start on loopback, health, and a stop that
 //! always happens (on success, error, Ctrl-C and panic).
 
+pub mod datadir;
 pub mod install;
+pub mod mysql;
+pub mod mysql_target;
 pub mod pg_target;
 pub mod postgres;
 pub mod process;
+pub mod sqlite_target;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +57,12 @@ pub trait TargetServer {
     fn server_pid(&self) -> Option<u32>;
     /// Where the server keeps its data on this host, when known.
     fn data_dir(&self) -> Option<PathBuf>;
+    /// Cumulative counters the client side keeps (SQLite: busy-handler
+    /// waits); each step stores how much they grew while it ran. Empty for
+    /// targets without any.
+    fn client_counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// Stops a server tidemark started (nothing for other kinds) and
     /// removes its data directory unless `keep_data`.
     fn stop(&mut self, keep_data: bool) -> anyhow::Result<()>;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tidemark::db::Conn;
 #[allow(unused_imports)] // not every test binary uses it
 pub use tidemark::db::postgres::PgConnector;
+use tidemark::server::mysql::{Flavor, ManagedMyOptions, ManagedMysql, find_binaries};
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
 
 /// A temp dir that the unprivileged server user can reach (tests run as root).
@@ -39,6 +40,18 @@ pub fn start_pg(dir: &Path, overrides: &[(&str, &str)]) -> ManagedPostgres {
         start_timeout: Duration::from_secs(120),
     })
     .expect("managed PostgreSQL starts")
+}
+
+/// Starts a managed MariaDB (quick profile, named `config`) plus `overrides`.
+pub fn start_mariadb(dir: &Path, config: &str, overrides: &[(&str, &str)]) -> ManagedMysql {
+    let bins = find_binaries(None, Some(Flavor::MariaDb))
+        .expect("MariaDB server binaries (apt-get install mariadb-server)");
+    let mut opts = ManagedMyOptions::for_profile(bins, dir.join("data"), "quick", config).unwrap();
+    opts.overrides = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    ManagedMysql::start(opts).expect("managed MariaDB starts")
 }
 
 /// The first column of the first row of `sql`, as text.
@@ -76,6 +89,18 @@ pub fn stdout(o: &Output) -> String {
 
 /// Pids of postgres processes whose command line mentions `needle`.
 pub fn postgres_pids_mentioning(needle: &str) -> Vec<u32> {
+    pids_mentioning("postgres", needle)
+}
+
+/// Pids of mariadbd/mysqld processes whose command line mentions `needle`.
+pub fn mysqld_pids_mentioning(needle: &str) -> Vec<u32> {
+    let mut pids = pids_mentioning("mariadbd", needle);
+    pids.extend(pids_mentioning("mysqld", needle));
+    pids
+}
+
+/// Pids of processes whose command line mentions `program` and `needle`.
+pub fn pids_mentioning(program: &str, needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return pids;
@@ -86,7 +111,7 @@ pub fn postgres_pids_mentioning(needle: &str) -> Vec<u32> {
         };
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains("postgres") && text.contains(needle) {
+        if text.contains(program) && text.contains(needle) {
             pids.push(pid);
         }
     }

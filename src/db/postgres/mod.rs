@@ -11,7 +11,7 @@
 //! no async runtime, and no type handling beyond sending integers to
 //! int2/int4/int8 parameters in binary; everything else travels as text.
 
-mod url;
+pub(crate) mod url;
 mod wire;
 
 pub use url::PgConnectOptions;

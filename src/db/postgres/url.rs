@@ -172,7 +172,7 @@ fn parse_port(p: &str) -> Result<u16, String> {
 }
 
 /// Percent-decodes one URL component; `what` names it in errors.
-fn decode(s: &str, what: &str) -> Result<String, String> {
+pub(crate) fn decode(s: &str, what: &str) -> Result<String, String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -200,7 +200,7 @@ fn decode(s: &str, what: &str) -> Result<String, String> {
 }
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
-fn encode(s: &str) -> String {
+pub(crate) fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for &b in s.as_bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {

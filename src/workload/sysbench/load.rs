@@ -159,6 +159,8 @@ pub fn create_and_load(
     let next = AtomicU64::new(0);
     let loaded = AtomicU64::new(0);
     let total = table_size * u64::from(tables);
+    // SQLite has one writer at a time: more loaders would only queue.
+    let threads = if d == Dialect::Sqlite { 1 } else { threads };
     let workers = threads.clamp(1, 8).min(units.len().max(1) as u32);
     let failed: std::sync::Mutex<Option<anyhow::Error>> = std::sync::Mutex::new(None);
     std::thread::scope(|s| {
@@ -231,7 +233,14 @@ pub fn create_and_load(
             admin.query_text(&q)?;
         }
     }
-    // Build k_N per table, in parallel across tables.
+    // Build k_N per table, in parallel across tables (one at a time on
+    // SQLite, which has one writer).
+    if d == Dialect::Sqlite {
+        for t in 1..=tables {
+            admin.execute_text(&sql::create_k_index(t))?;
+        }
+        return Ok(());
+    }
     std::thread::scope(|s| -> anyhow::Result<()> {
         let handles: Vec<_> = (1..=tables)
             .map(|t| {
@@ -257,9 +266,12 @@ pub fn postwrite_budget(total_rows: u64, scale: f64) -> Duration {
     Duration::from_secs_f64((full * scale).max(0.0))
 }
 
-/// Reference A.6: per table in parallel VACUUM (ANALYZE), then CHECKPOINT,
-/// then sleep out what is left of `budget` counted from the start. Returns
-/// notes about anything that could not be done (e.g. no CHECKPOINT right).
+/// Reference A.6: PostgreSQL: per table in parallel VACUUM (ANALYZE), then
+/// CHECKPOINT; MySQL/MariaDB: RESET MASTER (binary log on), ANALYZE TABLE per
+/// table in parallel, InnoDB flushing dirty pages eagerly during the wait and
+/// restored after it; SQLite: ANALYZE and a truncating WAL checkpoint. Then
+/// sleep out what is left of `budget` counted from the start. Returns notes
+/// about anything that could not be done (e.g. no CHECKPOINT right).
 pub fn postwrite(
     connector: &dyn Connector,
     tables: u32,
@@ -298,19 +310,110 @@ pub fn postwrite(
         }
         Dialect::Sqlite => {
             admin.execute_text("ANALYZE")?;
-            admin.query_text("PRAGMA wal_checkpoint(TRUNCATE)")?;
+            let r = admin.query_text("PRAGMA wal_checkpoint(TRUNCATE)")?;
+            if r.first()
+                .and_then(|row| row.first().cloned().flatten())
+                .as_deref()
+                == Some("1")
+            {
+                notes.push("wal_checkpoint(TRUNCATE) could not finish: a reader was active".into());
+            }
         }
         Dialect::Mysql => {
-            for t in 1..=tables {
-                admin.query_text(&format!("ANALYZE TABLE sbtest{t}"))?;
+            notes.extend(reset_binlog(admin.as_mut())?);
+            std::thread::scope(|s| -> anyhow::Result<()> {
+                let handles: Vec<_> = (1..=tables)
+                    .map(|t| {
+                        s.spawn(move || -> Result<(), DbError> {
+                            let mut conn = connector.connect()?;
+                            conn.query_text(&format!("ANALYZE TABLE sbtest{t}"))?;
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().expect("analyze thread panicked")?;
+                }
+                Ok(())
+            })?;
+            let (saved, skipped) = eager_flushing(admin.as_mut())?;
+            notes.extend(skipped);
+            sleep_out(start, budget, cancel);
+            // Restore in reverse order: lwm must stay at or below the pct.
+            for (name, value) in saved.iter().rev() {
+                admin.execute_text(&format!("SET GLOBAL {name} = {value}"))?;
             }
+            return Ok(notes);
         }
     }
     drop(admin);
+    sleep_out(start, budget, cancel);
+    Ok(notes)
+}
+
+fn sleep_out(start: Instant, budget: Duration, cancel: &AtomicBool) {
     while start.elapsed() < budget && !cancel.load(Ordering::Relaxed) {
         std::thread::sleep((budget - start.elapsed()).min(Duration::from_millis(100)));
     }
-    Ok(notes)
+}
+
+/// The InnoDB settings the reference lowers for the postwrite wait so the
+/// buffer pool's dirty pages are written out before the next test.
+const EAGER_FLUSH: [(&str, &str); 3] = [
+    ("innodb_max_dirty_pages_pct_lwm", "1"),
+    ("innodb_max_dirty_pages_pct", "1"),
+    ("innodb_idle_flush_pct", "100"),
+];
+
+/// Global variables as `(name, value)`, in the order they were changed.
+type SavedVariables = Vec<(String, String)>;
+
+/// Sets [`EAGER_FLUSH`] and returns the previous values (to restore, in
+/// reverse order) and notes for the variables this server does not have.
+fn eager_flushing(conn: &mut dyn Conn) -> anyhow::Result<(SavedVariables, Vec<String>)> {
+    let mut saved = Vec::new();
+    let mut notes = Vec::new();
+    for (name, value) in EAGER_FLUSH {
+        let old = conn
+            .query_text(&format!("SHOW GLOBAL VARIABLES LIKE '{name}'"))?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().nth(1).flatten());
+        match old {
+            Some(old) => {
+                conn.execute_text(&format!("SET GLOBAL {name} = {value}"))?;
+                saved.push((name.to_string(), old));
+            }
+            None => notes.push(format!("{name} does not exist on this server; not set")),
+        }
+    }
+    Ok((saved, notes))
+}
+
+/// `RESET MASTER` when the server writes a binary log (the reference runs it
+/// before each test and in housekeeping so binlogs never fill the disk);
+/// nothing on other dialects or without a binary log. MySQL 8.4+ calls it
+/// `RESET BINARY LOGS AND GTIDS`.
+pub fn reset_binlog(conn: &mut dyn Conn) -> anyhow::Result<Option<String>> {
+    if conn.dialect() != Dialect::Mysql {
+        return Ok(None);
+    }
+    let on = conn
+        .query_text("SELECT @@log_bin")?
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten());
+    if on.as_deref() != Some("1") {
+        return Ok(None);
+    }
+    match conn.execute_text("RESET MASTER") {
+        Ok(_) => Ok(None),
+        Err(e) if e.code == "1064" => {
+            conn.execute_text("RESET BINARY LOGS AND GTIDS")?;
+            Ok(None)
+        }
+        Err(e) => Ok(Some(format!("RESET MASTER skipped: {e}"))),
+    }
 }
 
 /// The server's major version (PostgreSQL), 0 when unknown.

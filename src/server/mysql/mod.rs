@@ -1,0 +1,537 @@
+//! A MySQL or MariaDB server that tidemark starts itself, in its own data
+//! directory, on loopback.
+//!
+//! As with PostgreSQL, the default is a private server so results do not
+//! depend on what the host's own server has been tuned or loaded with. This
+//! module finds the binaries ([`find_binaries`]), composes the option file
+//! from the shipped files and `-c` overrides ([`base_config`],
+//! [`compose_config`]) and lets the server binary check it before the slow
+//! steps, initialises the data directory (`mariadb-install-db` for MariaDB,
+//! `mysqld --initialize-insecure` for MySQL 8+), starts the server through
+//! [`super::process`] as an unprivileged account when tidemark is root,
+//! waits until it answers, and creates tidemark's user and database.
+//! [`ManagedMysql`] stops the server (SIGTERM, a clean InnoDB shutdown) on
+//! [`ManagedMysql::stop`] and on drop, so it never outlives the run.
+
+mod binaries;
+mod config;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use nix::sys::signal::Signal;
+
+pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
+pub use self::config::{CONFIGS, PROFILES, base_config, check_override_syntax, compose_config};
+use super::TargetInfo;
+use super::datadir::{
+    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
+    sibling_file, socket_dir_for,
+};
+use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
+use crate::db::Conn;
+use crate::db::mysql::{MyConn, MyConnectOptions};
+
+/// The account tidemark creates and connects as (no password, loopback only).
+pub const USER: &str = "tidemark";
+/// How long a clean shutdown may take before [`ManagedMysql::stop`]
+/// escalates (InnoDB flushes the buffer pool's dirty pages first).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(120);
+/// The option file's name inside the data directory.
+const OPTION_FILE: &str = "tidemark.cnf";
+const SOCKET: &str = "mysql.sock";
+
+/// Everything [`ManagedMysql::start`] needs.
+#[derive(Clone, Debug)]
+pub struct ManagedMyOptions {
+    pub binaries: MyBinaries,
+    /// Data directory to create; must not exist or be empty.
+    pub datadir: PathBuf,
+    /// TCP port on 127.0.0.1; `None` picks a free one.
+    pub port: Option<u16>,
+    /// Name of the configuration (`base`, `binlog`), for the record.
+    pub config_name: String,
+    /// Option file text before tidemark's lines and the overrides.
+    pub base_config: String,
+    /// `-c name=value` overrides, in command-line order.
+    pub overrides: Vec<(String, String)>,
+    /// Database to create for the benchmark.
+    pub dbname: String,
+    /// Connection character set of every client connection.
+    pub charset: String,
+    /// How long the server may take to accept connections.
+    pub start_timeout: Duration,
+}
+
+impl ManagedMyOptions {
+    /// Options for a shipped profile and config with a free port, no
+    /// overrides, database `tidemark`, latin1 and a 120 s start timeout.
+    pub fn for_profile(
+        binaries: MyBinaries,
+        datadir: PathBuf,
+        profile: &str,
+        config: &str,
+    ) -> Result<Self> {
+        let base_config = base_config(binaries.flavor, profile, config).ok_or_else(|| {
+            anyhow!(
+                "unknown MySQL profile '{profile}' or config '{config}': profiles {}, configs {}",
+                PROFILES.join(", "),
+                CONFIGS.join(", ")
+            )
+        })?;
+        Ok(ManagedMyOptions {
+            binaries,
+            datadir,
+            port: None,
+            config_name: config.to_string(),
+            base_config,
+            overrides: Vec::new(),
+            dbname: "tidemark".to_string(),
+            charset: crate::db::mysql::DEFAULT_CHARSET.to_string(),
+            start_timeout: Duration::from_secs(120),
+        })
+    }
+}
+
+/// A running MySQL or MariaDB server owned by tidemark; stopped on
+/// [`ManagedMysql::stop`] or drop.
+#[derive(Debug)]
+pub struct ManagedMysql {
+    server: ServerProcess,
+    scratch: Scratch,
+    bin: MyBinaries,
+    datadir: PathBuf,
+    requested_datadir: PathBuf,
+    port: u16,
+    socket: PathBuf,
+    config_name: String,
+    config_text: String,
+    dbname: String,
+    charset: String,
+    user: ServerUser,
+    stopped: bool,
+}
+
+impl ManagedMysql {
+    /// Validates `opts`, checks the option file with the server binary,
+    /// initialises the data directory, starts the server, waits until it
+    /// answers and creates tidemark's user and database.
+    pub fn start(opts: ManagedMyOptions) -> Result<ManagedMysql> {
+        let bin = &opts.binaries;
+        let title = bin.flavor.title();
+        check_override_syntax(bin.flavor, &opts.overrides)?;
+        crate::db::mysql::check_charset(&opts.charset).map_err(anyhow::Error::msg)?;
+        let port = choose_port(opts.port)?;
+        let user = ServerUser::detect("mysql")?;
+        if let Some(dir) = user.blocked_ancestor(&bin.server) {
+            bail!(
+                "the {title} binaries in {} cannot be run by user '{}' ({} is not searchable \
+                 for it): use binaries installed where '{}' can reach them",
+                bin.basedir.display(),
+                user.name(),
+                dir.display(),
+                user.name()
+            );
+        }
+        let requested = checked_datadir_path(&opts.datadir)?;
+        let mut scratch = Scratch::default();
+        let datadir = create_datadir(&requested, &user, title, &mut scratch)?;
+        let socket_dir = socket_dir_for(&datadir, SOCKET, "my", &user, &mut scratch)?;
+        let socket = socket_dir.join(SOCKET);
+        let placement = config::Placement {
+            basedir: &bin.basedir,
+            datadir: &datadir,
+            port,
+            socket: &socket,
+        };
+        let config_text =
+            compose_config(bin.flavor, &opts.base_config, &placement, &opts.overrides);
+
+        // Check the option file before initialising; MySQL wants an empty
+        // data directory to initialise, so the file goes in afterwards.
+        let conf = datadir.join(OPTION_FILE);
+        write_owned(&conf, &config_text, &user)?;
+        config::check_config(bin, &user, &conf, &opts.overrides)?;
+        std::fs::remove_file(&conf).with_context(|| format!("removing {}", conf.display()))?;
+        initialise(bin, &user, &datadir, &sibling_file(&requested, "init.log"))?;
+        write_owned(&conf, &config_text, &user)?;
+
+        let mut cmd = bin.command(&bin.server, &user);
+        cmd.arg(format!("--defaults-file={}", conf.display()));
+        let spawn = SpawnOptions {
+            name: bin
+                .server
+                .file_name()
+                .map_or("mysqld".into(), |n| n.to_string_lossy().into_owned()),
+            log: sibling_file(&requested, "log"),
+            user: user.clone(),
+            stop_signal: Signal::SIGTERM,
+            drop_grace: SHUTDOWN_GRACE,
+        };
+        let mut my = ManagedMysql {
+            server: ServerProcess::spawn(cmd, spawn)?,
+            scratch,
+            bin: bin.clone(),
+            datadir,
+            requested_datadir: requested,
+            port,
+            socket,
+            config_name: opts.config_name.clone(),
+            config_text,
+            dbname: opts.dbname.clone(),
+            charset: opts.charset.clone(),
+            user,
+            stopped: false,
+        };
+        let mut root = my.wait_ready(opts.start_timeout)?;
+        my.create_user_and_database(&mut root)?;
+        Ok(my)
+    }
+
+    /// Options of the server's own superuser over the unix socket
+    /// (initialised without a password).
+    fn root_options(&self) -> MyConnectOptions {
+        MyConnectOptions {
+            user: "root".to_string(),
+            dbname: String::new(),
+            socket: Some(self.socket.clone()),
+            ..self.connect_options()
+        }
+    }
+
+    /// Polls until root can log in over the socket, the server exits, or
+    /// `timeout` passes.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<MyConn> {
+        let deadline = Instant::now() + timeout;
+        let opts = self.root_options();
+        let title = self.bin.flavor.title();
+        loop {
+            let log = self.server.log_path().to_path_buf();
+            if let Some(status) = self.server.exit_status() {
+                bail!(
+                    "{title} exited during startup ({status}); last lines of {}:\n{}",
+                    log.display(),
+                    log_tail(&log, 20)
+                );
+            }
+            let err = match MyConn::connect_timeout(&opts, Duration::from_secs(5)) {
+                Ok(conn) => return Ok(conn),
+                Err(err) => err,
+            };
+            if Instant::now() >= deadline {
+                bail!(
+                    "{title} did not accept connections within {} s (last error: {err}); \
+                     last lines of {}:\n{}",
+                    timeout.as_secs(),
+                    log.display(),
+                    log_tail(&log, 20)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn create_user_and_database(&mut self, root: &mut MyConn) -> Result<()> {
+        let db = self.dbname.replace('`', "``");
+        for sql in [
+            format!("CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1', '{USER}'@'localhost'"),
+            format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'127.0.0.1' WITH GRANT OPTION"),
+            format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'localhost' WITH GRANT OPTION"),
+            format!("CREATE DATABASE IF NOT EXISTS `{db}`"),
+        ] {
+            root.execute_text(&sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
+    /// benchmark database, the configured charset).
+    pub fn connect_options(&self) -> MyConnectOptions {
+        MyConnectOptions {
+            host: "127.0.0.1".to_string(),
+            port: self.port,
+            socket: None,
+            user: USER.to_string(),
+            password: None,
+            dbname: self.dbname.clone(),
+            charset: self.charset.clone(),
+            scheme: self.bin.flavor.as_str().to_string(),
+        }
+    }
+
+    /// Connection options over the server's unix socket.
+    pub fn socket_options(&self) -> MyConnectOptions {
+        MyConnectOptions {
+            socket: Some(self.socket.clone()),
+            ..self.connect_options()
+        }
+    }
+
+    /// What the store records about this server (queries it): version,
+    /// the variables the option file or the server's auto-sizing set, the
+    /// option file, and the session character set a client connection has.
+    pub fn info(&self, spec: &str, label: &str) -> Result<TargetInfo> {
+        let mut conn = MyConn::connect(&self.connect_options())
+            .map_err(|e| anyhow!("cannot connect to {}: {e}", self.bin.flavor.title()))?;
+        let settings = non_default_variables(&mut conn, self.bin.flavor)?;
+        let mut extra = describe_connection(&mut conn)?;
+        let version = extra["version"].as_str().unwrap_or_default().to_string();
+        extra["flavor"] = serde_json::json!(self.bin.flavor);
+        extra["server_binary"] = serde_json::json!(self.bin.server);
+        extra["basedir"] = serde_json::json!(self.bin.basedir);
+        extra["source"] = serde_json::json!(self.bin.source);
+        extra["binary_version"] = serde_json::json!(self.bin.version_text);
+        extra["datadir"] = serde_json::json!(self.datadir);
+        extra["port"] = serde_json::json!(self.port);
+        extra["socket"] = serde_json::json!(self.socket);
+        extra["server_user"] = serde_json::json!(self.user.name());
+        extra["log"] = serde_json::json!(self.server.log_path());
+        if self.datadir != self.requested_datadir {
+            extra["requested_datadir"] = serde_json::json!(self.requested_datadir);
+        }
+        Ok(TargetInfo {
+            spec: spec.to_string(),
+            label: label.to_string(),
+            dbms: self.bin.flavor.as_str().to_string(),
+            version,
+            version_number: self.bin.version.clone(),
+            config_name: Some(self.config_name.clone()),
+            config_text: self.config_text.clone(),
+            settings,
+            managed: true,
+            extra,
+        })
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.server.pid()
+    }
+
+    /// The data directory in use (absolute); see [`super::datadir::FALLBACK_ROOT`].
+    pub fn datadir(&self) -> &Path {
+        &self.datadir
+    }
+
+    /// The TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The unix socket.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The server log file (beside the requested data directory).
+    pub fn log_path(&self) -> &Path {
+        self.server.log_path()
+    }
+
+    /// The option file text tidemark wrote.
+    pub fn config_text(&self) -> &str {
+        &self.config_text
+    }
+
+    /// The binaries this server runs.
+    pub fn binaries(&self) -> &MyBinaries {
+        &self.bin
+    }
+
+    /// Whether the server is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.server.is_running()
+    }
+
+    /// Clean shutdown: SIGTERM, up to 120 s, then SIGQUIT and SIGKILL. The
+    /// server is gone afterwards even when this returns an error. Calling it
+    /// again is a no-op.
+    pub fn stop(&mut self) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
+        let outcome = self.server.stop(Signal::SIGTERM, SHUTDOWN_GRACE);
+        self.scratch.remove();
+        let title = self.bin.flavor.title();
+        let log = self.server.log_path();
+        match outcome {
+            StopOutcome::Stopped(_) => Ok(()),
+            StopOutcome::AlreadyExited(status) => bail!(
+                "{title} (pid {}) had already exited ({status}) before tidemark stopped it; \
+                 last lines of {}:\n{}",
+                self.server.pid(),
+                log.display(),
+                log_tail(log, 20)
+            ),
+            StopOutcome::Forced(signal, _) => bail!(
+                "{title} (pid {}) did not shut down within {} s of SIGTERM and was stopped \
+                 with {signal}; see {}",
+                self.server.pid(),
+                SHUTDOWN_GRACE.as_secs(),
+                log.display()
+            ),
+        }
+    }
+}
+
+impl Drop for ManagedMysql {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Checks, before anything is created, that the server binary accepts the
+/// option file `profile`, `config` and `overrides` make (a typo in a `-c`
+/// name or value is one line naming it). The file is written to a scratch
+/// directory under /tmp that is removed again.
+pub fn check_settings(
+    bin: &MyBinaries,
+    profile: &str,
+    config: &str,
+    overrides: &[(String, String)],
+) -> Result<()> {
+    check_override_syntax(bin.flavor, overrides)?;
+    let Some(base) = base_config(bin.flavor, profile, config) else {
+        bail!(
+            "no shipped {} config '{config}' for profile '{profile}': configs {}",
+            bin.flavor.title(),
+            CONFIGS.join(", ")
+        );
+    };
+    let user = ServerUser::detect("mysql")?;
+    let mut scratch = Scratch::default();
+    let dir = scratch_dir("mycheck", &user, &mut scratch)?;
+    let at = config::Placement {
+        basedir: &bin.basedir,
+        datadir: &dir,
+        port: 3306,
+        socket: &dir.join(SOCKET),
+    };
+    let file = dir.join(OPTION_FILE);
+    write_owned(
+        &file,
+        &compose_config(bin.flavor, &base, &at, overrides),
+        &user,
+    )?;
+    let checked = config::check_config(bin, &user, &file, overrides);
+    scratch.remove();
+    checked.map_err(|e| {
+        // The scratch file is gone; name the setting, not the file.
+        anyhow!(
+            e.to_string()
+                .replace(&format!(" in {}", file.display()), "")
+        )
+    })
+}
+
+/// Writes `text` to `path`, owned by the server account.
+fn write_owned(path: &Path, text: &str, user: &ServerUser) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    user.chown_tree(path)?;
+    Ok(())
+}
+
+/// Initialises `datadir` with the family's tool, as the server account;
+/// the tool's output goes to `log`, which the error quotes.
+fn initialise(bin: &MyBinaries, user: &ServerUser, datadir: &Path, log: &Path) -> Result<()> {
+    let mut cmd: Command = match (bin.flavor, &bin.install_db) {
+        (Flavor::MariaDb, Some(tool)) => {
+            let mut c = bin.command(tool, user);
+            c.arg("--no-defaults")
+                .arg(format!("--basedir={}", bin.basedir.display()))
+                .arg(format!("--datadir={}", datadir.display()))
+                .args([
+                    "--auth-root-authentication-method=normal",
+                    "--skip-name-resolve",
+                ]);
+            // Only newer scripts know this option; older ones stop on it.
+            let help = bin.command(tool, user).arg("--help").output();
+            if help.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--skip-test-db")) {
+                c.arg("--skip-test-db");
+            }
+            c
+        }
+        _ => {
+            let mut c = bin.command(&bin.server, user);
+            c.arg("--no-defaults")
+                .arg("--initialize-insecure")
+                .arg(format!("--basedir={}", bin.basedir.display()))
+                .arg(format!("--datadir={}", datadir.display()));
+            c
+        }
+    };
+    let status = cmd
+        .stdout(log_file(log)?)
+        .stderr(log_file(log)?)
+        .status()
+        .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+    if !status.success() {
+        bail!(
+            "initialising the {} data directory {} failed ({status}); the output is in {}:\n{}",
+            bin.flavor.title(),
+            datadir.display(),
+            log.display(),
+            log_tail(log, 10)
+        );
+    }
+    Ok(())
+}
+
+/// Variables whose global value did not come from the compiled-in default:
+/// from the option file, the command line or the server's own sizing.
+pub fn non_default_variables(conn: &mut MyConn, flavor: Flavor) -> Result<Vec<(String, String)>> {
+    let sql = match flavor {
+        Flavor::MariaDb => {
+            "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES \
+             WHERE GLOBAL_VALUE_ORIGIN IN ('CONFIG', 'COMMAND-LINE', 'AUTO', 'SQL') ORDER BY 1"
+        }
+        Flavor::Mysql => {
+            "SELECT LOWER(i.VARIABLE_NAME), g.VARIABLE_VALUE FROM performance_schema.variables_info i \
+             JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME \
+             WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1"
+        }
+    };
+    Ok(conn
+        .query_text(sql)
+        .map_err(|e| anyhow!("{sql}: {e}"))?
+        .into_iter()
+        .filter_map(|row| {
+            let mut cols = row.into_iter();
+            Some((cols.next()??, cols.next()?.unwrap_or_default()))
+        })
+        .collect())
+}
+
+/// Version text and the session character set variables of a client
+/// connection (the seeds lost weeks to a client that silently changed it).
+pub fn describe_connection(conn: &mut MyConn) -> Result<serde_json::Value> {
+    let mut one = |sql: &str| -> Result<String> {
+        Ok(conn
+            .query_text(sql)
+            .map_err(|e| anyhow!("{sql}: {e}"))?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .unwrap_or_default())
+    };
+    let version = one("SELECT VERSION()")?;
+    let comment = one("SELECT @@version_comment")?;
+    let sql = "SHOW SESSION VARIABLES LIKE 'character_set_%'";
+    let charsets: serde_json::Map<String, serde_json::Value> = conn
+        .query_text(sql)
+        .map_err(|e| anyhow!("{sql}: {e}"))?
+        .into_iter()
+        .filter_map(|row| {
+            let mut cols = row.into_iter();
+            let name = cols.next()??;
+            Some((name, serde_json::json!(cols.next()?.unwrap_or_default())))
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "version": if comment.is_empty() { version } else { format!("{version} ({comment})") },
+        "session_character_sets": charsets,
+    }))
+}
