@@ -135,8 +135,10 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
             tables: 1,
             table_size: ROWS,
             threads: 1,
-            read_secs: 0.3,
-            write_secs: 0.3,
+            // Long enough for an 18-statement event on a loaded 2-core CI
+            // machine (0.3 s once ran no read-only event at all).
+            read_secs: 0.6,
+            write_secs: 0.6,
             warmup_secs: 0.0,
             scan_warm_secs: 0.3,
             postwrite_scale: 0.0,
