@@ -156,18 +156,20 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                     ),
                 };
                 let bins = find_binaries(dir, Some(*flavor))?;
-                let config = match &t.spec {
-                    TargetSpec::ManagedMysql {
-                        config: Some(c), ..
-                    } => c.as_str(),
-                    _ => "base",
-                };
+                let config = t
+                    .spec
+                    .config()
+                    .unwrap_or(crate::server::mysql::DEFAULT_CONFIG);
+                // settings = the run-wide -c ones, then the target's own.
+                let run_wide = &t.settings[..t.settings.len() - t.own_settings.len()];
                 crate::server::mysql::check_settings(
                     &bins,
-                    plan.profile.as_str(),
+                    plan.profile.server_size(),
                     config,
-                    &t.settings,
-                )?;
+                    run_wide,
+                    &t.own_settings,
+                )
+                .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
                 out.push(Provider::ManagedMysql(bins));
             }
             TargetSpec::ExternalMysql { url } => {
@@ -352,7 +354,7 @@ pub fn provide(
             let mut opts = ManagedMyOptions::for_profile(
                 bins.clone(),
                 dir.join("data"),
-                plan.profile.as_str(),
+                plan.profile.server_size(),
                 &config,
             )?;
             opts.port = plan.port;
