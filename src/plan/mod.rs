@@ -598,13 +598,34 @@ impl ConfigFamily {
         }
     }
 
-    fn describe(self) -> &'static str {
-        match self {
-            ConfigFamily::Postgres => "PostgreSQL targets (pg@…); for MySQL/MariaDB use a my-* set",
-            ConfigFamily::Mysql => {
-                "MySQL/MariaDB targets (mariadb@…, mysql@…); for PostgreSQL use a pg-* set"
-            }
-        }
+    /// What a set of this family is for, and the sets of the other one.
+    fn mismatch(self, set: &str, target: &str, spec: &TargetSpec) -> String {
+        let is = match spec {
+            TargetSpec::ManagedPostgres { .. } => "PostgreSQL",
+            TargetSpec::ManagedMysql { flavor, .. } => flavor.title(),
+            _ => "SQLite",
+        };
+        let (for_whom, others): (&str, Vec<&str>) = match self {
+            ConfigFamily::Postgres => (
+                "PostgreSQL targets",
+                crate::server::mysql::named::my_config_sets()
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect(),
+            ),
+            ConfigFamily::Mysql => (
+                "MySQL/MariaDB targets",
+                crate::server::postgres::named::config_sets()
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect(),
+            ),
+        };
+        let fix = match ConfigFamily::of(spec) {
+            Some(_) => format!("use one of {}", others.join(", ")),
+            None => "SQLite targets name their config after + (wal, wal-full, delete)".into(),
+        };
+        format!("--config-set {set} is for {for_whom}, and target '{target}' is {is}: {fix}")
     }
 }
 
@@ -626,10 +647,7 @@ fn expand_config_set(targets: &[String], set: Option<&str>) -> Result<Vec<String
             ));
         }
         if ConfigFamily::of(&spec) != Some(family) {
-            return Err(format!(
-                "--config-set {name} is for {}, but target '{text}' is not",
-                family.describe()
-            ));
+            return Err(family.mismatch(name, text, &spec));
         }
         if let Some(c) = spec.config() {
             return Err(format!(
@@ -749,17 +767,17 @@ mod tests {
             (
                 "mariadb@system",
                 "pg-durability",
-                "--config-set pg-durability is for PostgreSQL targets",
+                "--config-set pg-durability is for PostgreSQL targets, and target 'mariadb@system' is MariaDB: use one of my-binlog,",
             ),
             (
                 "pg@system",
                 "my-durability",
-                "--config-set my-durability is for MySQL/MariaDB targets",
+                "--config-set my-durability is for MySQL/MariaDB targets, and target 'pg@system' is PostgreSQL: use one of pg-durability",
             ),
             (
                 "sqlite:/tmp/x.db",
                 "my-binlog",
-                "but target 'sqlite:/tmp/x.db' is not",
+                "target 'sqlite:/tmp/x.db' is SQLite: SQLite targets name",
             ),
             ("mysql://u@h/d", "my-binlog", "is external"),
             (

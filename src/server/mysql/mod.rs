@@ -424,9 +424,9 @@ pub fn check_settings(
     let overrides: Vec<(String, String)> = run_wide.iter().chain(own).cloned().collect();
     check_override_syntax(bin.flavor, &overrides)?;
     let named = named::resolve_my_config(config).map_err(anyhow::Error::msg)?;
-    named.supports(bin.flavor, &bin.version).map_err(|e| {
-        anyhow!("{e}: choose a config this server has (see config/mysql/configs.toml)")
-    })?;
+    named
+        .supports(bin.flavor, &bin.version)
+        .map_err(anyhow::Error::msg)?;
     let Some(base) = base_config(bin.flavor, profile, config) else {
         bail!(
             "no shipped {} config for profile '{profile}': profiles {}",

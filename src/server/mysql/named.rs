@@ -37,6 +37,12 @@ pub struct MyNamedConfig {
     /// A family's first version that no longer has one of the settings.
     #[serde(default)]
     pub removed_in: BTreeMap<String, String>,
+    /// The setting `needs` / `removed_in` are about, for messages.
+    #[serde(default)]
+    pub limited_by: Option<String>,
+    /// What to use where it does not run, for messages.
+    #[serde(default)]
+    pub instead: Option<String>,
     /// name → value, in name order.
     #[serde(deserialize_with = "option_values")]
     pub settings: Vec<(String, String)>,
@@ -159,11 +165,26 @@ pub fn version_at_least(have: &str, want: &str) -> bool {
 
 impl MyNamedConfig {
     /// Whether `flavor` at `version` has every setting; the error says which
-    /// family and versions do, and what the config sets.
+    /// family and versions do, what the config sets, and what to use instead.
     pub fn supports(&self, flavor: Flavor, version: &str) -> Result<(), String> {
+        self.check_support(flavor, version)
+            .map_err(|e| match &self.instead {
+                Some(instead) => format!("{e}: {instead}"),
+                None => e,
+            })
+    }
+
+    fn check_support(&self, flavor: Flavor, version: &str) -> Result<(), String> {
         let family = flavor.as_str();
         let title = flavor.title();
-        let sets = self.describe_settings();
+        let sets = self.limited_by.clone().unwrap_or_else(|| {
+            let parts: Vec<String> = self
+                .settings
+                .iter()
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect();
+            parts.join(", ")
+        });
         if !self.needs.is_empty() {
             let Some(first) = self.needs.get(family) else {
                 let who: Vec<String> = self
@@ -193,18 +214,6 @@ impl MyNamedConfig {
             ));
         }
         Ok(())
-    }
-
-    /// `innodb_doublewrite = DETECT_ONLY, …` for messages (the settings
-    /// that limit where the config runs first).
-    fn describe_settings(&self) -> String {
-        let mut parts: Vec<String> = self
-            .settings
-            .iter()
-            .map(|(n, v)| format!("{n} = {v}"))
-            .collect();
-        parts.sort_by_key(|p| !(p.starts_with("innodb_doublewrite") || p.contains("_method")));
-        parts.join(", ")
     }
 
     /// The lines it adds to the option file (after the profile's sizes).
@@ -276,6 +285,9 @@ mod tests {
         }
         for c in my_named_configs() {
             assert!(!c.about.contains('\n'), "{}", c.name);
+            let limited = !c.needs.is_empty() || !c.removed_in.is_empty();
+            assert_eq!(limited, c.limited_by.is_some(), "{}", c.name);
+            assert_eq!(limited, c.instead.is_some(), "{}", c.name);
             for family in c.needs.keys().chain(c.removed_in.keys()) {
                 assert!(
                     ["mysql", "mariadb"].contains(&family.as_str()),
@@ -305,7 +317,10 @@ mod tests {
             e.starts_with("config bl0_sync1_dwDO needs MySQL 8.0.30 or later (it sets innodb_doublewrite = DETECT_ONLY"),
             "{e}"
         );
-        assert!(e.ends_with("and this is MySQL 8.0.28"), "{e}");
+        assert!(
+            e.ends_with("and this is MySQL 8.0.28: on MariaDB and MySQL before 8.0.30 use the dw0/dw1 configs (--config-set my-durability-nodo)"),
+            "{e}"
+        );
         let e = dwdo.supports(Flavor::MariaDb, "10.11.19").unwrap_err();
         assert!(
             e.contains("needs MySQL 8.0.30 or later") && e.contains("this is MariaDB 10.11.19"),
