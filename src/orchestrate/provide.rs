@@ -5,7 +5,8 @@
 //! binaries are found or installed, and each managed PostgreSQL target's
 //! whole configuration (base, sizing, named config, `-c` and the target's
 //! own settings) is checked against its own binary, so a setting one
-//! version lacks fails in seconds and names that target.
+//! version lacks fails in seconds and names that target; so is each managed
+//! MySQL/MariaDB target's (named config, `-c` and own settings).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
