@@ -91,7 +91,9 @@ pub struct RunArgs {
     /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
     /// each with an optional +config (cx10b, ./my.conf) and :name=value
     /// settings for that target alone; postgres://user@host:port/db;
-    /// mariadb@system[+binlog], mysql@/path/to/basedir,
+    /// mariadb@system, mysql@/path/to/basedir, each with an optional
+    /// +config (binlog, z12a, z12b, bl1_sync1_dw1, …; see
+    /// config/mysql/configs.toml) and :name=value settings;
     /// mysql://user:pass@host:port/db, mariadb://…;
     /// sqlite:PATH[+wal|+wal-full|+delete].
     #[arg(long = "target", short = 't', value_name = "SPEC")]
@@ -100,8 +102,12 @@ pub struct RunArgs {
     /// options given on the command line win over it.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Run every target once per config of this set (pg-durability,
-    /// pg-io-method, pg-durability-nolz4, pg-wal-compression).
+    /// Run every target once per config of this set. PostgreSQL targets:
+    /// pg-durability, pg-durability-nolz4, pg-io-method, pg-wal-compression.
+    /// MySQL/MariaDB targets: my-durability (binlog x fsync x doublewrite,
+    /// MySQL 8.0.30+), my-durability-nodo (MariaDB, older MySQL),
+    /// my-durability-fast (MariaDB 11.4+), my-doublewrite, my-flush-method,
+    /// my-binlog.
     #[arg(long, value_name = "SET")]
     pub config_set: Option<String>,
     /// Run the whole target sequence N times, interleaved (A B A B).

@@ -5,7 +5,8 @@
 //! binaries are found or installed, and each managed PostgreSQL target's
 //! whole configuration (base, sizing, named config, `-c` and the target's
 //! own settings) is checked against its own binary, so a setting one
-//! version lacks fails in seconds and names that target.
+//! version lacks fails in seconds and names that target; so is each managed
+//! MySQL/MariaDB target's (named config, `-c` and own settings).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -156,18 +157,20 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                     ),
                 };
                 let bins = find_binaries(dir, Some(*flavor))?;
-                let config = match &t.spec {
-                    TargetSpec::ManagedMysql {
-                        config: Some(c), ..
-                    } => c.as_str(),
-                    _ => "base",
-                };
+                let config = t
+                    .spec
+                    .config()
+                    .unwrap_or(crate::server::mysql::DEFAULT_CONFIG);
+                // settings = the run-wide -c ones, then the target's own.
+                let run_wide = &t.settings[..t.settings.len() - t.own_settings.len()];
                 crate::server::mysql::check_settings(
                     &bins,
-                    plan.profile.as_str(),
+                    plan.profile.server_size(),
                     config,
-                    &t.settings,
-                )?;
+                    run_wide,
+                    &t.own_settings,
+                )
+                .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
                 out.push(Provider::ManagedMysql(bins));
             }
             TargetSpec::ExternalMysql { url } => {
@@ -352,7 +355,7 @@ pub fn provide(
             let mut opts = ManagedMyOptions::for_profile(
                 bins.clone(),
                 dir.join("data"),
-                plan.profile.as_str(),
+                plan.profile.server_size(),
                 &config,
             )?;
             opts.port = plan.port;

@@ -23,9 +23,11 @@
 //! set = { io_method = "worker", io_workers = 4 }
 //! ```
 //!
+//! Any target the command line takes works here (`mariadb@system+z12a`,
+//! `mysql@/opt/mysql-8.4.7+bl1_sync1_dwDO`, `sqlite:bench.db+wal`).
 //! Values given on the command line win over the file; targets come from
-//! one place only. Config files a target names (`+./my.conf`) are relative
-//! to the plan file.
+//! one place only. Config files a target names (`+./my.conf`) and relative
+//! SQLite database paths are relative to the plan file.
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +51,10 @@ pub struct PlanFile {
     /// Settings for every managed target.
     pub set: Option<toml::Table>,
     pub pg_bindir: Option<PathBuf>,
+    /// Where `mariadb@system` / `mysql@system` look first (relative to the file).
+    pub mysql_basedir: Option<PathBuf>,
+    /// Connection character set of MySQL/MariaDB clients.
+    pub mysql_charset: Option<String>,
     pub params: Option<Overrides>,
     #[serde(default)]
     pub target: Vec<TargetEntry>,
@@ -141,6 +147,16 @@ pub fn apply(
     {
         input.pg_bindir = Some(dir.join(v));
     }
+    if let Some(v) = file.mysql_basedir
+        && !given("mysql_basedir")
+    {
+        input.mysql_basedir = Some(dir.join(v));
+    }
+    if let Some(v) = file.mysql_charset
+        && !given("mysql_charset")
+    {
+        input.mysql_charset = Some(v);
+    }
     if let Some(params) = file.params {
         let o = &mut input.overrides;
         macro_rules! param {
@@ -196,6 +212,10 @@ fn target_text(t: &TargetEntry, index: usize, dir: &Path) -> Result<String, Stri
     let whose = format!("target {} ({})", index + 1, t.spec);
     let (spec, mut own) = split_target_settings(&t.spec)?;
     let spec = match spec.split_once('+') {
+        _ if spec.starts_with("sqlite:") => {
+            // The path (and a +config after it) relative to the plan file.
+            format!("sqlite:{}", relative_to(dir, &spec["sqlite:".len()..]))
+        }
         Some((head, config)) if is_config_path(config) => {
             format!("{head}+{}", relative_to(dir, config))
         }
@@ -260,6 +280,81 @@ set = { io_workers = 4, fsync = false }
                 "pg@18.4+/plans/./mine.conf:io_method=worker:fsync=off:io_workers=4"
             ]
         );
+    }
+
+    #[test]
+    fn mysql_mariadb_and_sqlite_targets_are_accepted() {
+        let text = r#"
+suite = "sysbench"
+config_set = "my-flush-method"
+mysql_basedir = "mysql-8.4.7"
+mysql_charset = "utf8mb4"
+
+[[target]]
+spec = "mariadb@system"
+set = { innodb_io_capacity = 500 }
+
+[[target]]
+spec = "mysql@/opt/mysql-8.4.7:innodb_doublewrite=DETECT_ONLY"
+"#;
+        let mut input = PlanInput::default();
+        apply(
+            parse(text).unwrap(),
+            Path::new("/plans"),
+            &mut input,
+            &|_| false,
+        )
+        .unwrap();
+        assert_eq!(
+            input.targets,
+            [
+                "mariadb@system:innodb_io_capacity=500",
+                "mysql@/opt/mysql-8.4.7:innodb_doublewrite=DETECT_ONLY"
+            ]
+        );
+        assert_eq!(input.config_set.as_deref(), Some("my-flush-method"));
+        assert_eq!(input.mysql_basedir, Some("/plans/mysql-8.4.7".into()));
+        assert_eq!(input.mysql_charset.as_deref(), Some("utf8mb4"));
+        input.profile = "quick".into();
+        input.mysql_basedir = None; // not on this machine
+        let plan = super::super::Plan::build(input).unwrap();
+        let specs: Vec<&str> = plan.targets.iter().map(|t| t.spec_text.as_str()).collect();
+        assert_eq!(
+            specs,
+            [
+                "mariadb@system+z12a:innodb_io_capacity=500",
+                "mariadb@system+z12b:innodb_io_capacity=500",
+                "mysql@/opt/mysql-8.4.7+z12a:innodb_doublewrite=DETECT_ONLY",
+                "mysql@/opt/mysql-8.4.7+z12b:innodb_doublewrite=DETECT_ONLY"
+            ]
+        );
+
+        let text = "[[target]]\nspec = \"sqlite:bench.db+wal-full\"\nset = { cache_size = -2000 }\n\n\
+                    [[target]]\nspec = \"sqlite:/tmp/a.db\"\n\n[[target]]\nspec = \"mariadb@system+binlog\"\n";
+        let mut input = PlanInput::default();
+        apply(
+            parse(text).unwrap(),
+            Path::new("/plans"),
+            &mut input,
+            &|_| false,
+        )
+        .unwrap();
+        assert_eq!(
+            input.targets,
+            [
+                "sqlite:/plans/bench.db+wal-full:cache_size=-2000",
+                "sqlite:/tmp/a.db",
+                "mariadb@system+binlog"
+            ]
+        );
+        input.profile = "quick".into();
+        input.suite = "sysbench".into();
+        let plan = super::super::Plan::build(input).unwrap();
+        assert!(matches!(
+            &plan.targets[0].spec,
+            crate::plan::TargetSpec::Sqlite { path, config } if path == Path::new("/plans/bench.db") && config.as_deref() == Some("wal-full")
+        ));
+        assert_eq!(plan.targets[2].spec.config(), Some("binlog"));
     }
 
     #[test]

@@ -559,22 +559,84 @@ fn build_ibench(suite: Suite, profile: Profile, o: &Overrides) -> Result<IbenchP
     Ok(p)
 }
 
+/// A shipped config set: its configs and the family of targets it is for.
+fn find_config_set(name: &str) -> Result<(&'static [String], ConfigFamily), String> {
+    if let Some(set) = config_set(name) {
+        return Ok((&set.configs, ConfigFamily::Postgres));
+    }
+    if let Some(set) = crate::server::mysql::named::my_config_set(name) {
+        return Ok((&set.configs, ConfigFamily::Mysql));
+    }
+    let names: Vec<&str> = crate::server::postgres::named::config_sets()
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(
+            crate::server::mysql::named::my_config_sets()
+                .iter()
+                .map(|s| s.name.as_str()),
+        )
+        .collect();
+    Err(format!(
+        "unknown config set '{name}': use one of {}",
+        names.join(", ")
+    ))
+}
+
+/// Which targets a config set configures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConfigFamily {
+    Postgres,
+    Mysql,
+}
+
+impl ConfigFamily {
+    fn of(spec: &TargetSpec) -> Option<ConfigFamily> {
+        match spec {
+            TargetSpec::ManagedPostgres { .. } => Some(ConfigFamily::Postgres),
+            TargetSpec::ManagedMysql { .. } => Some(ConfigFamily::Mysql),
+            _ => None,
+        }
+    }
+
+    /// What a set of this family is for, and the sets of the other one.
+    fn mismatch(self, set: &str, target: &str, spec: &TargetSpec) -> String {
+        let is = match spec {
+            TargetSpec::ManagedPostgres { .. } => "PostgreSQL",
+            TargetSpec::ManagedMysql { flavor, .. } => flavor.title(),
+            _ => "SQLite",
+        };
+        let (for_whom, others): (&str, Vec<&str>) = match self {
+            ConfigFamily::Postgres => (
+                "PostgreSQL targets",
+                crate::server::mysql::named::my_config_sets()
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect(),
+            ),
+            ConfigFamily::Mysql => (
+                "MySQL/MariaDB targets",
+                crate::server::postgres::named::config_sets()
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect(),
+            ),
+        };
+        let fix = match ConfigFamily::of(spec) {
+            Some(_) => format!("use one of {}", others.join(", ")),
+            None => "SQLite targets name their config after + (wal, wal-full, delete)".into(),
+        };
+        format!("--config-set {set} is for {for_whom}, and target '{target}' is {is}: {fix}")
+    }
+}
+
 /// Targets after `--config-set`: each target once per config of the set,
-/// target by target, keeping its own settings.
+/// target by target, keeping its own settings. The set must be for the
+/// target's family.
 fn expand_config_set(targets: &[String], set: Option<&str>) -> Result<Vec<String>, String> {
     let Some(name) = set else {
         return Ok(targets.to_vec());
     };
-    let set = config_set(name).ok_or_else(|| {
-        let names: Vec<&str> = crate::server::postgres::named::config_sets()
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
-        format!(
-            "unknown config set '{name}': use one of {}",
-            names.join(", ")
-        )
-    })?;
+    let (configs, family) = find_config_set(name)?;
     let mut out = Vec::new();
     for text in targets {
         let (spec_text, own) = split_target_settings(text)?;
@@ -584,12 +646,15 @@ fn expand_config_set(targets: &[String], set: Option<&str>) -> Result<Vec<String
                 "--config-set {name} configures servers tidemark starts, but target '{text}' is external: drop one of them"
             ));
         }
+        if ConfigFamily::of(&spec) != Some(family) {
+            return Err(family.mismatch(name, text, &spec));
+        }
         if let Some(c) = spec.config() {
             return Err(format!(
                 "target '{text}' names config '{c}' and --config-set {name} gives configs too: drop one of them"
             ));
         }
-        for c in &set.configs {
+        for c in configs {
             out.push(join_target_settings(&format!("{spec_text}+{c}"), &own));
         }
     }
@@ -657,6 +722,80 @@ mod tests {
     }
 
     #[test]
+    fn mysql_config_sets_expand_to_the_seeds_matrix() {
+        let mut i = input();
+        i.targets = vec![
+            "mysql@/opt/mysql-8.4.7:innodb_io_capacity=500".into(),
+            "mariadb@system".into(),
+        ];
+        i.config_set = Some("my-durability".into());
+        let p = Plan::build(i).unwrap();
+        let specs: Vec<&str> = p.targets.iter().map(|t| t.spec_text.as_str()).collect();
+        let mut want = Vec::new();
+        for head in ["mysql@/opt/mysql-8.4.7", "mariadb@system"] {
+            for bl in 0..2 {
+                for sync in 0..2 {
+                    for dw in ["0", "1", "DO"] {
+                        let own = if head.starts_with("mysql") {
+                            ":innodb_io_capacity=500"
+                        } else {
+                            ""
+                        };
+                        want.push(format!("{head}+bl{bl}_sync{sync}_dw{dw}{own}"));
+                    }
+                }
+            }
+        }
+        assert_eq!(specs, want);
+        assert_eq!(
+            p.targets[2].spec.config(),
+            Some("bl0_sync0_dwDO"),
+            "the config is the target's"
+        );
+        assert_eq!(
+            p.targets[0].own_settings,
+            [("innodb_io_capacity".into(), "500".into())]
+        );
+        let mut i = input();
+        i.targets = vec!["mariadb".into()];
+        i.config_set = Some("my-durability-nodo".into());
+        let p = Plan::build(i).unwrap();
+        assert_eq!(p.targets.len(), 8);
+        assert!(p.targets.iter().all(|t| !t.spec_text.contains("dwDO")));
+        // The wrong family, SQLite and external servers are one-line errors.
+        for (target, set, want) in [
+            (
+                "mariadb@system",
+                "pg-durability",
+                "--config-set pg-durability is for PostgreSQL targets, and target 'mariadb@system' is MariaDB: use one of my-binlog,",
+            ),
+            (
+                "pg@system",
+                "my-durability",
+                "--config-set my-durability is for MySQL/MariaDB targets, and target 'pg@system' is PostgreSQL: use one of pg-durability",
+            ),
+            (
+                "sqlite:/tmp/x.db",
+                "my-binlog",
+                "target 'sqlite:/tmp/x.db' is SQLite: SQLite targets name",
+            ),
+            ("mysql://u@h/d", "my-binlog", "is external"),
+            (
+                "mariadb+binlog",
+                "my-durability",
+                "names config 'binlog' and --config-set",
+            ),
+        ] {
+            let mut i = input();
+            i.targets = vec![target.into()];
+            i.config_set = Some(set.into());
+            let e = Plan::build(i).unwrap_err();
+            assert!(e.contains(want), "{e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
     fn matrix_numbers_have_defaults_and_limits() {
         let p = Plan::build(input()).unwrap();
         assert_eq!((p.repeat, p.settle_secs), (1, 0.0));
@@ -715,6 +854,10 @@ mod tests {
             (
                 Box::new(|i| i.config_set = Some("pg-x".into())),
                 "unknown config set 'pg-x': use one of pg-durability",
+            ),
+            (
+                Box::new(|i| i.config_set = Some("my-x".into())),
+                "my-binlog, my-doublewrite, my-durability",
             ),
             (
                 Box::new(|i| {

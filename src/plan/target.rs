@@ -13,8 +13,8 @@
 //!                                             the cache's build, installed if missing (pg only)
 //!         | PATH                              starts with / or . : a bin/ directory
 //!                                             (pg) or a basedir (mariadb, mysql)
-//! config  = NAME                              a shipped config (cx10b, binlog)
-//!         | PATH                              a postgresql.conf fragment (has / or ends in .conf)
+//! config  = NAME                              a shipped config (cx10b; binlog, z12a, bl1_sync1_dw1)
+//!         | PATH                              a postgresql.conf fragment (has / or ends in .conf; pg only)
 //! ```
 //! A setting starts at a `:` followed by `name=`, so values may hold other
 //! colons (`log_line_prefix=%m:%p`).
@@ -132,7 +132,7 @@ impl TargetSpec {
                         "{} or a file path ending in .conf",
                         pg_config_names().join(", ")
                     ),
-                    Some(_) => crate::server::mysql::CONFIGS.join(", "),
+                    Some(_) => crate::server::mysql::my_config_names().join(", "),
                 }
             ));
         }
@@ -234,7 +234,7 @@ pub fn join_target_settings(spec: &str, settings: &[(String, String)]) -> String
 fn config_known(flavor: Option<Flavor>, config: &str) -> bool {
     match flavor {
         None => is_config_path(config) || named_config(config).is_some(),
-        Some(_) => crate::server::mysql::CONFIGS.contains(&config),
+        Some(_) => crate::server::mysql::my_named_config(config).is_some(),
     }
 }
 

@@ -14,12 +14,12 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::binaries::{Flavor, MyBinaries};
+use super::named::my_named_config;
+use super::verify::{Source, check_help_output};
 use crate::server::process::ServerUser;
 
 /// Size profiles [`base_config`] knows.
 pub const PROFILES: &[&str] = &["quick", "small", "large"];
-/// Named configs (`mariadb@system+binlog`); `base` adds nothing.
-pub const CONFIGS: &[&str] = &["base", "binlog"];
 
 const BASE: &str = include_str!("../../../config/mysql/base.cnf");
 const MARIADB: &str = include_str!("../../../config/mysql/mariadb.cnf");
@@ -27,7 +27,6 @@ const MYSQL: &str = include_str!("../../../config/mysql/mysql.cnf");
 const QUICK: &str = include_str!("../../../config/mysql/quick.cnf");
 const SMALL: &str = include_str!("../../../config/mysql/small.cnf");
 const LARGE: &str = include_str!("../../../config/mysql/large.cnf");
-const BINLOG: &str = include_str!("../../../config/mysql/binlog.cnf");
 
 /// Options tidemark writes itself; overriding them would make the server
 /// unreachable, put it somewhere else, or run it as another account.
@@ -46,9 +45,9 @@ const RESERVED: &[&str] = &[
     "no_defaults",
 ];
 
-/// The shipped text for `flavor`, `profile` and named `config`: base, the
-/// family's lines, the profile's sizes, the config's lines. `None` for an
-/// unknown profile or config.
+/// The shipped text for `flavor`, `profile` and named `config`
+/// (`config/mysql/configs.toml`): base, the family's lines, the profile's
+/// sizes, the config's lines. `None` for an unknown profile or config.
 pub fn base_config(flavor: Flavor, profile: &str, config: &str) -> Option<String> {
     let sizes = match profile {
         "quick" => QUICK,
@@ -56,17 +55,13 @@ pub fn base_config(flavor: Flavor, profile: &str, config: &str) -> Option<String
         "large" => LARGE,
         _ => return None,
     };
-    let named = match config {
-        "base" => "",
-        "binlog" => BINLOG,
-        _ => return None,
-    };
+    let named = my_named_config(config)?.text();
     let family = match flavor {
         Flavor::MariaDb => MARIADB,
         Flavor::Mysql => MYSQL,
     };
     let mut text = String::new();
-    for part in [BASE, family, sizes, named] {
+    for part in [BASE, family, sizes, &named] {
         if !part.trim().is_empty() {
             text.push_str(part.trim_end());
             text.push_str("\n\n");
@@ -130,7 +125,7 @@ fn names_log_bin(text: &str) -> bool {
 }
 
 /// Option names with dashes and underscores mean the same.
-fn normalize(name: &str) -> String {
+pub(super) fn normalize(name: &str) -> String {
     name.trim().to_ascii_lowercase().replace('-', "_")
 }
 
@@ -163,14 +158,17 @@ pub fn check_override_syntax(flavor: Flavor, overrides: &[(String, String)]) -> 
 }
 
 /// Runs `server --defaults-file=FILE --verbose --help` as the server's
-/// account: a non-zero exit, or any `[ERROR]` line (bad values of plugin
-/// options only disable the plugin), fails with the server's complaints on
-/// one line, naming the `-c` option they come from when one does.
+/// account and fails, with the server's complaints on one line, on a
+/// non-zero exit, any `[ERROR]` line (bad values of plugin options only
+/// disable the plugin), a warning that it ignores or adjusts one of the
+/// `checked` settings, or a checked setting whose value the server would
+/// not run with (see [`check_help_output`]); the message names where the
+/// setting came from.
 pub fn check_config(
     bin: &MyBinaries,
     user: &ServerUser,
     file: &Path,
-    overrides: &[(String, String)],
+    checked: &[Source],
 ) -> Result<()> {
     let out = bin
         .command(&bin.server, user)
@@ -179,45 +177,16 @@ pub fn check_config(
         .output()
         .with_context(|| format!("cannot run {} --help", bin.server.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let errors = complaints(&stderr);
-    if out.status.success() && errors.is_empty() {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let Some(msg) = check_help_output(out.status.success(), &stdout, &stderr, checked) else {
         return Ok(());
-    }
-    let mut msg = if errors.is_empty() {
-        stderr.trim().replace('\n', "; ")
-    } else {
-        errors.join("; ")
     };
-    if let Some((n, v)) = overrides.iter().rev().find(|(n, _)| {
-        let dashed = normalize(n).replace('_', "-");
-        msg.contains(&format!("'{n}")) || msg.contains(&dashed) || msg.contains(&normalize(n))
-    }) {
-        let _ = write!(msg, " (from -c {n}={v})");
-    }
     bail!(
         "{} {} rejected the configuration in {}: {msg}",
         bin.flavor.title(),
         bin.version,
         file.display()
     )
-}
-
-/// The `[ERROR]` messages of the server's stderr, without timestamps and
-/// the generic follow-ups.
-fn complaints(stderr: &str) -> Vec<String> {
-    stderr
-        .lines()
-        .filter_map(|l| l.split_once("[ERROR]").map(|(_, m)| m.trim()))
-        .map(|m| {
-            // "/usr/sbin/mariadbd: unknown variable 'x=1'" → "unknown variable 'x=1'"
-            match m.split_once(": ") {
-                Some((prog, rest)) if !prog.contains(' ') => rest,
-                _ => m,
-            }
-        })
-        .filter(|m| !m.starts_with("Aborting") && !m.contains("Disabling plugin"))
-        .map(str::to_string)
-        .collect()
 }
 
 #[cfg(test)]
@@ -235,7 +204,14 @@ mod tests {
         assert!(b.contains("innodb_buffer_pool_size = 24G") && b.contains("log_bin = binlog"));
         assert!(base_config(Flavor::Mysql, "huge", "base").is_none());
         assert!(base_config(Flavor::Mysql, "quick", "z99").is_none());
-        for file in [BASE, MARIADB, MYSQL, QUICK, SMALL, LARGE, BINLOG] {
+        let named: Vec<String> = super::super::named::my_named_configs()
+            .iter()
+            .map(|c| c.text())
+            .collect();
+        for file in [BASE, MARIADB, MYSQL, QUICK, SMALL, LARGE]
+            .into_iter()
+            .chain(named.iter().map(String::as_str))
+        {
             for l in file
                 .lines()
                 .filter(|l| !l.starts_with('#') && l.contains('='))
@@ -293,19 +269,5 @@ mod tests {
             .to_string();
         assert!(e.starts_with("-c bind-address=1 is not allowed"), "{e}");
         assert!(check_override_syntax(Flavor::Mysql, &one("Port")).is_err());
-    }
-
-    #[test]
-    fn complaints_are_the_error_lines() {
-        let stderr = "\
-2026-11-21  0:42:14 0 [Warning] Could not increase number of max_open_files
-2026-11-21  0:42:14 0 [ERROR] /usr/sbin/mariadbd: Error while setting value 'banana' to 'innodb-flush-method'
-2026-11-21  0:42:14 0 [ERROR] Parsing options for plugin 'InnoDB' failed. Disabling plugin
-2026-11-21  0:42:14 0 [ERROR] Aborting
-";
-        assert_eq!(
-            complaints(stderr),
-            ["Error while setting value 'banana' to 'innodb-flush-method'"]
-        );
     }
 }

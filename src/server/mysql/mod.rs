@@ -15,6 +15,8 @@
 
 mod binaries;
 mod config;
+pub mod named;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +26,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
 
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
-pub use self::config::{CONFIGS, PROFILES, base_config, check_override_syntax, compose_config};
+pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
+pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
+use self::verify::Source;
 use super::TargetInfo;
 use super::datadir::{
     Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
@@ -51,7 +55,7 @@ pub struct ManagedMyOptions {
     pub datadir: PathBuf,
     /// TCP port on 127.0.0.1; `None` picks a free one.
     pub port: Option<u16>,
-    /// Name of the configuration (`base`, `binlog`), for the record.
+    /// Name of the configuration (`base`, `binlog`, `z12a`), for the record.
     pub config_name: String,
     /// Option file text before tidemark's lines and the overrides.
     pub base_config: String,
@@ -78,7 +82,7 @@ impl ManagedMyOptions {
             anyhow!(
                 "unknown MySQL profile '{profile}' or config '{config}': profiles {}, configs {}",
                 PROFILES.join(", "),
-                CONFIGS.join(", ")
+                my_config_names().join(", ")
             )
         })?;
         Ok(ManagedMyOptions {
@@ -153,7 +157,13 @@ impl ManagedMysql {
         // data directory to initialise, so the file goes in afterwards.
         let conf = datadir.join(OPTION_FILE);
         write_owned(&conf, &config_text, &user)?;
-        config::check_config(bin, &user, &conf, &opts.overrides)?;
+        let mut checked = config_sources(&opts.config_name);
+        checked.extend(
+            opts.overrides
+                .iter()
+                .map(|(n, v)| Source::new(n, v, format!("-c {n}={v}"))),
+        );
+        config::check_config(bin, &user, &conf, &checked)?;
         std::fs::remove_file(&conf).with_context(|| format!("removing {}", conf.display()))?;
         initialise(bin, &user, &datadir, &sibling_file(&requested, "init.log"))?;
         write_owned(&conf, &config_text, &user)?;
@@ -383,24 +393,57 @@ impl Drop for ManagedMysql {
     }
 }
 
-/// Checks, before anything is created, that the server binary accepts the
-/// option file `profile`, `config` and `overrides` make (a typo in a `-c`
-/// name or value is one line naming it). The file is written to a scratch
-/// directory under /tmp that is removed again.
+/// The settings of named config `name` as checked sources (none for an
+/// unknown name).
+fn config_sources(name: &str) -> Vec<Source> {
+    my_named_config(name)
+        .map(|c| {
+            c.settings
+                .iter()
+                .map(|(n, v)| Source::new(n, v, format!("config {name}")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks, before anything is created, that the server binary has and
+/// accepts the option file `profile`, `config`, the run-wide `-c` settings
+/// and the target's `own` settings make: the config must be one this family
+/// and version have (`needs`, `removed_in`), and the server itself must
+/// neither reject nor silently ignore or adjust a setting of the config or
+/// the user. The error is one line naming the setting and where it came
+/// from. The file is written to a scratch directory under /tmp that is
+/// removed again.
 pub fn check_settings(
     bin: &MyBinaries,
     profile: &str,
     config: &str,
-    overrides: &[(String, String)],
+    run_wide: &[(String, String)],
+    own: &[(String, String)],
 ) -> Result<()> {
-    check_override_syntax(bin.flavor, overrides)?;
+    let overrides: Vec<(String, String)> = run_wide.iter().chain(own).cloned().collect();
+    check_override_syntax(bin.flavor, &overrides)?;
+    let named = named::resolve_my_config(config).map_err(anyhow::Error::msg)?;
+    named
+        .supports(bin.flavor, &bin.version)
+        .map_err(anyhow::Error::msg)?;
     let Some(base) = base_config(bin.flavor, profile, config) else {
         bail!(
-            "no shipped {} config '{config}' for profile '{profile}': configs {}",
+            "no shipped {} config for profile '{profile}': profiles {}",
             bin.flavor.title(),
-            CONFIGS.join(", ")
+            PROFILES.join(", ")
         );
     };
+    let mut checked = config_sources(config);
+    checked.extend(
+        run_wide
+            .iter()
+            .map(|(n, v)| Source::new(n, v, format!("-c {n}={v}"))),
+    );
+    checked.extend(
+        own.iter()
+            .map(|(n, v)| Source::new(n, v, format!("the target's :{n}={v}"))),
+    );
     let user = ServerUser::detect("mysql")?;
     let mut scratch = Scratch::default();
     let dir = scratch_dir("mycheck", &user, &mut scratch)?;
@@ -413,12 +456,12 @@ pub fn check_settings(
     let file = dir.join(OPTION_FILE);
     write_owned(
         &file,
-        &compose_config(bin.flavor, &base, &at, overrides),
+        &compose_config(bin.flavor, &base, &at, &overrides),
         &user,
     )?;
-    let checked = config::check_config(bin, &user, &file, overrides);
+    let result = config::check_config(bin, &user, &file, &checked);
     scratch.remove();
-    checked.map_err(|e| {
+    result.map_err(|e| {
         // The scratch file is gone; name the setting, not the file.
         anyhow!(
             e.to_string()
