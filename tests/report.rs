@@ -116,15 +116,23 @@ fn the_fixture_compares_what_was_measured() {
                 .as_deref()
                 .is_some_and(|b| b.contains("Bitmap Heap Scan"))
     }));
-    // No host metrics are stored yet: their cost columns are absent, and
-    // client CPU per query is there for every cell.
-    let client = s
-        .cost_columns
-        .iter()
-        .position(|c| c.key == "client_cpu")
-        .unwrap();
-    assert!(s.cost_present[client]);
-    assert!(!s.cost_present[0], "cpupq is not stored yet");
+    // The samplers' summary of every step fills every cost column: host
+    // CPU per query above the server's share of it, nothing missing.
+    let col = |key: &str| s.cost_columns.iter().position(|c| c.key == key).unwrap();
+    assert!(s.cost_present.iter().all(|p| *p), "{:?}", s.cost_present);
+    let (cpupq, server) = (col("cpupq"), col("server_cpu"));
+    for g in &s.groups {
+        for t in &g.tests {
+            for c in t.cells.iter().flatten() {
+                let (host, srv) = (c.cost[cpupq].unwrap(), c.cost[server].unwrap());
+                assert!(
+                    srv > 0.0 && srv < host,
+                    "{}: server {srv} host {host}",
+                    t.name
+                );
+            }
+        }
+    }
 }
 
 /// Headless Chromium, as CI installs it (Debian's `chromium`).

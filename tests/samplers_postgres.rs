@@ -473,3 +473,101 @@ fn an_external_server_stores_missing_metrics_with_reasons() {
     assert!(hw["missing"].get("disk").is_none(), "{hw}");
     server.stop().unwrap();
 }
+
+/// The first data row of the markdown table under the line that starts
+/// with `heading`, split into cells.
+fn markdown_row(md: &str, heading: &str) -> Vec<String> {
+    let at = md
+        .find(heading)
+        .unwrap_or_else(|| panic!("{heading}: {md}"));
+    md[at..]
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{heading}: no table row"))
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_insert_benchmark_costs_per_inserted_row_indexed_row_or_query() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let o = run_tidemark(&[
+        "run",
+        "--suite",
+        "ibench",
+        "--results",
+        results,
+        "--clients",
+        "1",
+        "--rows-load",
+        "20000",
+        "--rows-l-i1",
+        "2000",
+        "--rows-l-i2",
+        "500",
+        "--query-secs",
+        "2",
+        "--insert-rates",
+        "100",
+        "--wait-scale",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let steps = export_steps(results);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for s in &steps {
+        let (name, hw, m) = (s["name"].as_str().unwrap(), &s["hw"], &s["metrics"]);
+        let (basis, rate) = match name {
+            "l.x" => ("indexed rows/s", num(m, "ips")),
+            n if n.starts_with('q') => ("qps", num(m, "qps")),
+            _ => ("ips", num(m, "ips")),
+        };
+        eprintln!("{name}: {basis} {rate:.0}/s, cpupq {}", hw["cpupq"]);
+        assert_eq!(hw["rate_basis"], basis, "{name}");
+        assert!(close(num(hw, "rate"), rate), "{name}: {hw}");
+        // Host CPU µs per operation = (us+sy)/100 · ncpu · 10⁶ ÷ the rate.
+        let cpu_us = num(hw, "cpups") / 100.0 * num(hw, "ncpu") * 1e6;
+        assert!(close(num(hw, "cpupq"), cpu_us / rate), "{name}: {hw}");
+        // Writes are per inserted row in every step (l.x: per indexed row).
+        assert!(close(num(hw, "ips"), num(m, "ips")), "{name}: {hw}");
+        if num(hw, "wps") > 0.0 {
+            assert!(close(num(hw, "wpi"), num(hw, "wps") / num(m, "ips")));
+        }
+    }
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
+
+    // The report's metrics rows carry the stored numbers and say per what.
+    let out = dir.path().join("report");
+    let o = run_tidemark(&["report", "--results", results, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for (step, per, hw) in [
+        ("l.i0", "per inserted row", &steps[0]["hw"]),
+        ("l.x", "per indexed row", &steps[1]["hw"]),
+        ("qp100", "cpupq per query", &steps[5]["hw"]),
+    ] {
+        let heading = format!("Metrics of {step} (");
+        let row = markdown_row(&md, &heading);
+        assert!(
+            md[md.find(&heading).unwrap()..]
+                .lines()
+                .next()
+                .unwrap()
+                .contains(per)
+        );
+        // dbms, ips, qps, rps, …, cspq, cpupq (column 14), dbgb, rss, …
+        let cpupq: f64 = row[14].parse().unwrap_or_else(|_| panic!("{row:?}"));
+        let stored = num(hw, "cpupq");
+        assert!((cpupq - stored).abs() <= 0.01 * stored, "{step}: {row:?}");
+        assert!(row[15].parse::<f64>().unwrap() > 0.0, "dbgb: {row:?}");
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("per indexed row") && html.contains("per inserted row"));
+}

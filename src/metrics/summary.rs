@@ -163,13 +163,59 @@ pub struct OpRates {
     pub insert_rate: Option<f64>,
 }
 
+/// [`OpRates::basis`] of statements or queries per second.
+pub const BASIS_QUERIES: &str = "qps";
+/// [`OpRates::basis`] of rows inserted per second.
+pub const BASIS_INSERTS: &str = "ips";
+/// [`OpRates::basis`] of rows indexed per second (an index build).
+pub const BASIS_INDEXED_ROWS: &str = "indexed rows/s";
+
 impl OpRates {
     /// Statements per second for reads and writes alike (sysbench, A.7).
     pub fn queries(qps: f64) -> OpRates {
         OpRates {
-            basis: "qps".into(),
+            basis: BASIS_QUERIES.into(),
             rate: qps,
             insert_rate: Some(qps),
+        }
+    }
+
+    /// Queries per second, with writes divided by the background insert
+    /// rate `ips` (the Insert Benchmark's q steps, C.1).
+    pub fn queries_with_inserts(qps: f64, ips: f64) -> OpRates {
+        OpRates {
+            basis: BASIS_QUERIES.into(),
+            rate: qps,
+            insert_rate: Some(ips),
+        }
+    }
+
+    /// Rows inserted per second, for reads and writes alike (load steps).
+    pub fn inserts(ips: f64) -> OpRates {
+        OpRates {
+            basis: BASIS_INSERTS.into(),
+            rate: ips,
+            insert_rate: Some(ips),
+        }
+    }
+
+    /// Rows indexed per second (l.x); the reference divides the writes by
+    /// this rate too, as its `ips` column holds it.
+    pub fn indexed_rows(rows_per_sec: f64) -> OpRates {
+        OpRates {
+            basis: BASIS_INDEXED_ROWS.into(),
+            rate: rows_per_sec,
+            insert_rate: Some(rows_per_sec),
+        }
+    }
+
+    /// What one operation is, in words for a table heading.
+    pub fn per_what(basis: &str) -> &'static str {
+        match basis {
+            BASIS_QUERIES => "per query",
+            BASIS_INSERTS => "per inserted row",
+            BASIS_INDEXED_ROWS => "per indexed row",
+            _ => "per operation",
         }
     }
 }

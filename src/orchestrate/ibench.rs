@@ -119,7 +119,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         };
         let info = ib.step_info(step, seq);
         let roles_plan = ib.roles_plan(step, seq, &label);
-        let outcome = ctx.measure_with(
+        let outcome = ctx.measure_per_op(
             seq,
             total,
             &info,
@@ -133,6 +133,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
                 Ok(r)
             },
             &describe,
+            &|r| metrics::op_rates_of(step.kind, r),
         );
         if let Err(e) = outcome {
             skip_rest(ctx, &format!("{} did not finish", step.name), i + 1);

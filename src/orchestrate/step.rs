@@ -61,7 +61,9 @@ pub fn qps_line(result: &StepResult) -> StepLine {
 impl StepContext<'_> {
     /// Runs one step with `run`, stores it in one transaction with its
     /// plans, prints its line, and returns the result. `run` gets the
-    /// target's connector, the cancel flag and a progress callback.
+    /// target's connector, the cancel flag and a progress callback. One
+    /// operation is a statement (sysbench's QPS, A.7): the hardware cost is
+    /// per statement, BEGIN and COMMIT included.
     pub fn measure(
         &mut self,
         seq: u32,
@@ -77,9 +79,8 @@ impl StepContext<'_> {
         self.measure_with(seq, total, info, plans, run, &qps_line)
     }
 
-    /// [`StepContext::measure`] with the step's line made by `describe`.
-    /// A step whose clients cannot even start (the server is gone) is
-    /// stored as failed with the reason, like one that fails midway.
+    /// [`StepContext::measure`] with the step's line made by `describe`
+    /// (the cost still per statement).
     pub fn measure_with(
         &mut self,
         seq: u32,
@@ -92,6 +93,31 @@ impl StepContext<'_> {
             &mut dyn FnMut(&Progress<'_>),
         ) -> Result<StepResult, DbError>,
         describe: &dyn Fn(&StepResult) -> StepLine,
+    ) -> anyhow::Result<StepResult> {
+        self.measure_per_op(seq, total, info, plans, run, describe, &|r| {
+            OpRates::queries(r.qps())
+        })
+    }
+
+    /// [`StepContext::measure_with`] with the step's hardware cost divided
+    /// by the rates `per_op` reads from its result: what one operation is
+    /// (a query, an inserted row, an indexed row) is the driver's to say.
+    /// A step whose clients cannot even start (the server is gone) is
+    /// stored as failed with the reason, like one that fails midway.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measure_per_op(
+        &mut self,
+        seq: u32,
+        total: usize,
+        info: &StepInfo,
+        plans: &[(String, String)],
+        run: impl FnOnce(
+            &dyn Connector,
+            &AtomicBool,
+            &mut dyn FnMut(&Progress<'_>),
+        ) -> Result<StepResult, DbError>,
+        describe: &dyn Fn(&StepResult) -> StepLine,
+        per_op: &dyn Fn(&StepResult) -> OpRates,
     ) -> anyhow::Result<StepResult> {
         if let Some(record) = self.measured.remove(&info.name) {
             return self.keep_measured(seq, total, &record);
@@ -122,10 +148,8 @@ impl StepContext<'_> {
                 ..SamplerOutput::default()
             },
         };
-        // One operation is a statement; the Insert Benchmark's per-insert
-        // basis is a follow-up (see OpRates).
         let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
-        let host = self.host_summary(sampled, OpRates::queries(result.qps()), connector.as_ref());
+        let host = self.host_summary(sampled, per_op(&result), connector.as_ref());
         self.store.write_step_with_host(
             self.target_id,
             seq,

@@ -1,20 +1,22 @@
 //! Hardware cost per operation: the numbers the seeds use to explain a
-//! change ("CPU per query went up"), as far as the store holds them.
-//!
-//! Today a step stores only the client threads' CPU, so client CPU µs per
-//! query is the one cost the report can compute. The host samplers (vmstat
-//! and iostat equivalents, server CPU) are being added to the store
-//! separately; [`host_metrics_of`] is where the report will read them. Until
-//! then every host column is `None` and renders as "n/a", never as zero.
+//! change ("CPU per query went up"), read from the step summary the host
+//! samplers stored with each step (vmstat and iostat equivalents, server
+//! CPU, sizes). A metric the store does not hold for a step (an external
+//! server's CPU, a disk that could not be watched, a run from before the
+//! samplers) is `None` and renders as "n/a", never as zero.
 
 use serde::Serialize;
 
+use crate::metrics::summary::{OpRates, StepMetrics};
 use crate::store::StepRecord;
 
 /// The host-side metrics of one step, named as the reference names them
 /// (workloads.md C.1, A.7). `None`: not measured or not stored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StepHostMetrics {
+    /// What one operation is in the per-operation columns (`qps`, `ips`,
+    /// `indexed rows/s`: the stored rate basis).
+    pub basis: Option<String>,
     /// Storage reads per second.
     pub rps: Option<f64>,
     /// MB read per second.
@@ -47,12 +49,46 @@ pub struct StepHostMetrics {
     pub rss_gb: Option<f64>,
 }
 
-/// EXTENSION POINT for the host samplers' step summary: the host metrics
-/// stored for `step`. The store does not hold them yet, so this returns all
-/// `None`; once `StepRecord` carries the step summary, fill the fields from
-/// it here and every table that shows host costs picks them up.
-pub fn host_metrics_of(_step: &StepRecord) -> StepHostMetrics {
-    StepHostMetrics::default()
+/// The host metrics stored for `step`, all `None` when it was stored
+/// without a hardware summary.
+pub fn host_metrics_of(step: &StepRecord) -> StepHostMetrics {
+    step.host
+        .as_ref()
+        .map_or_else(StepHostMetrics::default, |h| host_metrics(&h.metrics))
+}
+
+/// The report's columns of a stored hardware summary.
+pub fn host_metrics(m: &StepMetrics) -> StepHostMetrics {
+    let avg = m.avg.as_ref();
+    let disk = avg.and_then(|a| a.disk.as_ref());
+    let p = &m.per_op;
+    let gb = |bytes: Option<u64>| bytes.map(|b| b as f64 / GIB);
+    StepHostMetrics {
+        basis: m.rates.as_ref().map(|r| r.basis.clone()),
+        rps: disk.map(|d| d.rps),
+        rmbps: disk.map(|d| d.rkbps / 1024.0),
+        wps: disk.map(|d| d.wps),
+        wmbps: disk.map(|d| d.wkbps / 1024.0),
+        rpq: p.rpq,
+        rkbpq: p.rkbpq,
+        wpi: p.wpi,
+        wkbpi: p.wkbpi,
+        csps: avg.map(|a| a.cs),
+        cpups: avg.map(|a| a.cpups()),
+        cspq: p.cspq,
+        cpupq: p.cpupq,
+        server_cpu_us_per_op: p.scpupq,
+        dbgb: gb(m.db_bytes),
+        rss_gb: gb(avg.and_then(|a| a.server_rss_bytes)),
+    }
+}
+
+/// Bytes in a GB as the exports count them (`dbgb1`, `rss`).
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// "per query", "per inserted row", … for a stored basis.
+pub fn per_what(basis: Option<&str>) -> &'static str {
+    basis.map_or("per operation", OpRates::per_what)
 }
 
 /// A per-operation cost column of the sysbench section.
@@ -110,4 +146,52 @@ pub fn sysbench_cost(step: &StepRecord) -> Vec<Option<f64>> {
         // was free.
         step.client_cpu_us_per_statement().filter(|v| *v > 0.0),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::{DiskRates, HostAverages, PerOp};
+
+    #[test]
+    fn the_stored_summary_fills_the_columns_and_missing_stays_none() {
+        let m = StepMetrics {
+            ncpu: 2,
+            rates: Some(OpRates::inserts(500.0)),
+            avg: Some(HostAverages {
+                us: 30.0,
+                sy: 15.0,
+                cs: 9_000.0,
+                disk: Some(DiskRates {
+                    rps: 4.0,
+                    rkbps: 2_048.0,
+                    wps: 120.0,
+                    wkbps: 5_120.0,
+                    ..DiskRates::default()
+                }),
+                server_rss_bytes: Some(512 * 1024 * 1024),
+                ..HostAverages::default()
+            }),
+            per_op: PerOp {
+                wpi: Some(0.24),
+                cpupq: Some(1_800.0),
+                scpupq: None,
+                ..PerOp::default()
+            },
+            db_bytes: Some(2 * 1024 * 1024 * 1024),
+            ..StepMetrics::default()
+        };
+        let h = host_metrics(&m);
+        assert_eq!(h.basis.as_deref(), Some("ips"));
+        assert_eq!((h.rps, h.rmbps), (Some(4.0), Some(2.0)));
+        assert_eq!((h.wps, h.wmbps), (Some(120.0), Some(5.0)));
+        assert_eq!((h.csps, h.cpups), (Some(9_000.0), Some(45.0)));
+        assert_eq!((h.wpi, h.cpupq), (Some(0.24), Some(1_800.0)));
+        assert_eq!((h.dbgb, h.rss_gb), (Some(2.0), Some(0.5)));
+        // Not measured: n/a, never zero.
+        assert_eq!((h.server_cpu_us_per_op, h.rpq), (None, None));
+        assert_eq!(per_what(h.basis.as_deref()), "per inserted row");
+        let bare = host_metrics(&StepMetrics::default());
+        assert_eq!(bare, StepHostMetrics::default());
+    }
 }

@@ -93,7 +93,10 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
         table(o, "ib", &header, &rows);
     }
     for m in &s.metrics {
-        let _ = writeln!(o, "<h3>{}</h3>", esc(&m.step));
+        match m.per.as_str() {
+            "" => _ = writeln!(o, "<h3>{}</h3>", esc(&m.step)),
+            per => _ = writeln!(o, "<h3>{} <small>({})</small></h3>", esc(&m.step), esc(per)),
+        }
         let mut header = vec!["dbms".to_string()];
         header.extend(METRIC_COLUMNS.iter().map(|c| c.to_string()));
         let rows: Vec<Vec<(String, String)>> = m

@@ -11,11 +11,12 @@
 
 use serde::Serialize;
 
-use super::cost::StepHostMetrics;
+use super::cost::{StepHostMetrics, per_what};
 pub use super::ibench_input::{
     IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step,
 };
 use super::model::{Band, Bands, Column, relative};
+use crate::metrics::summary::BASIS_QUERIES;
 use crate::runner::result::StepStatus;
 
 /// The steps in the reference's order.
@@ -207,6 +208,10 @@ pub struct BackgroundCell {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepMetrics {
     pub step: String,
+    /// What the per-operation columns divide by (C.1), from the stored
+    /// basis, e.g. "rpq, rkbpq, cspq, cpupq per query; wpi, wkbpi per
+    /// inserted row"; empty when no step stored one.
+    pub per: String,
     /// (target, values aligned with [`METRIC_COLUMNS`]).
     pub rows: Vec<(String, Vec<Option<f64>>)>,
 }
@@ -376,6 +381,7 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
     for s in &steps {
         let mut m = StepMetrics {
             step: s.clone(),
+            per: String::new(),
             rows: Vec::new(),
         };
         let mut f = FairnessTable {
@@ -389,6 +395,9 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
         let mut lines = Vec::new();
         for (t, (label, _)) in targets.iter().enumerate() {
             let Some(x) = find(t, s) else { continue };
+            if let Some(basis) = x.host.basis.as_deref() {
+                m.per = per_op_note(basis);
+            }
             m.rows.push((label.clone(), metrics_row(x)));
             if x.client_finish_secs.len() >= 2
                 && let Some(fair) = fairness(&x.client_finish_secs)
@@ -445,6 +454,16 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
         response_times,
         series,
     })
+}
+
+/// Which rate the per-operation columns of the metrics row divide by.
+pub fn per_op_note(basis: &str) -> String {
+    let per = per_what(Some(basis));
+    if basis == BASIS_QUERIES {
+        format!("rpq, rkbpq, cspq, cpupq {per}; wpi, wkbpi per inserted row")
+    } else {
+        format!("rpq, rkbpq, wpi, wkbpi, cspq, cpupq {per}")
+    }
 }
 
 /// The metrics row of one step, aligned with [`METRIC_COLUMNS`].

@@ -428,7 +428,10 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
         table(o, &header, &vec![true; header.len()], &rows);
     }
     for m in &s.metrics {
-        let _ = writeln!(o, "Metrics of {}:\n", m.step);
+        match m.per.as_str() {
+            "" => _ = writeln!(o, "Metrics of {}:\n", m.step),
+            per => _ = writeln!(o, "Metrics of {} ({per}):\n", m.step),
+        }
         let mut header = vec!["dbms".to_string()];
         header.extend(METRIC_COLUMNS.iter().map(|c| c.to_string()));
         let rows: Vec<Vec<String>> = m

@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{StepDef, StepKind};
+use crate::metrics::summary::OpRates;
 use crate::runner::{RoleResult, StepResult, StepStatus};
 
 /// Below this fraction of its target, a background insert rate is an SLA
@@ -270,6 +271,34 @@ pub fn derive(
     }
 }
 
+impl StepMetrics {
+    /// What the step's hardware cost is divided by (C.1): per inserted row
+    /// in l.i0, l.i1 and l.i2, per indexed row in l.x, per query in q
+    /// steps; writes (`wpi`, `wkbpi`) always by the insert rate (for l.x
+    /// the indexed rows, as the reference's `ips` column holds them).
+    pub fn op_rates(&self, kind: StepKind) -> OpRates {
+        rates_of_kind(kind, self.ips, self.qps)
+    }
+}
+
+fn rates_of_kind(kind: StepKind, ips: f64, qps: f64) -> OpRates {
+    match kind {
+        StepKind::Load | StepKind::InsertDelete => OpRates::inserts(ips),
+        StepKind::CreateIndexes => OpRates::indexed_rows(ips),
+        StepKind::Query(_) => OpRates::queries_with_inserts(qps, ips),
+    }
+}
+
+/// [`StepMetrics::op_rates`] of a step's result; a result without derived
+/// metrics (its clients never started) has rate zero, so its per-operation
+/// cost is stored as missing, never as a number.
+pub fn op_rates_of(kind: StepKind, r: &StepResult) -> OpRates {
+    r.metrics
+        .clone()
+        .and_then(|v| serde_json::from_value::<StepMetrics>(v).ok())
+        .map_or_else(|| rates_of_kind(kind, 0.0, 0.0), |m| m.op_rates(kind))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,5 +479,47 @@ mod tests {
         assert_eq!(m.ips, 200_050.0);
         assert_eq!(m.rate_unit, "ips");
         assert!(m.sla.is_none() && m.rate_percentiles.is_empty());
+    }
+
+    #[test]
+    fn the_cost_basis_follows_the_step() {
+        use crate::metrics::summary::{BASIS_INDEXED_ROWS, BASIS_INSERTS, BASIS_QUERIES};
+        let load = StepDef {
+            name: "l.i0".into(),
+            kind: StepKind::Load,
+            rows_per_client: 1_000,
+            rows_per_commit: 100,
+            rate: None,
+        };
+        let mut r = StepResult::failed(2, "x");
+        r.status = StepStatus::Ok;
+        r.secs = 4.0;
+        r.roles = vec![role("insert", 20, 2_000, vec![], 10)];
+        // No derived metrics yet: the rate is zero, so nothing is per op.
+        let none = op_rates_of(StepKind::Load, &r);
+        assert_eq!((none.basis.as_str(), none.rate), (BASIS_INSERTS, 0.0));
+        r.metrics = serde_json::to_value(derive(&load, &r, 0, 2, None)).ok();
+        let rates = op_rates_of(StepKind::Load, &r);
+        assert_eq!(rates.basis, BASIS_INSERTS);
+        assert_eq!((rates.rate, rates.insert_rate), (500.0, Some(500.0)));
+        // l.x: rows indexed per second, writes divided by the same rate.
+        let m = StepMetrics {
+            ips: 200_050.0,
+            qps: 0.0,
+            ..derive(&load, &r, 0, 2, None)
+        };
+        let lx = m.op_rates(StepKind::CreateIndexes);
+        assert_eq!(lx.basis, BASIS_INDEXED_ROWS);
+        assert_eq!((lx.rate, lx.insert_rate), (200_050.0, Some(200_050.0)));
+        // q steps: per query, writes per background insert.
+        let m = StepMetrics {
+            qps: 9_000.0,
+            ips: 200.0,
+            ..m
+        };
+        let q = m.op_rates(StepKind::Query(QueryKind::Point));
+        assert_eq!(q.basis, BASIS_QUERIES);
+        assert_eq!((q.rate, q.insert_rate), (9_000.0, Some(200.0)));
+        assert_eq!(m.op_rates(StepKind::InsertDelete).rate, 200.0);
     }
 }
