@@ -221,7 +221,7 @@ impl Ibench {
             range: None,
             group: None,
             reported: true,
-            note: None,
+            note: self.note(step),
             params: serde_json::json!({
                 "kind": step.kind,
                 "clients": clients,
@@ -235,6 +235,47 @@ impl Ibench {
                 "seed": self.params.seed,
                 "client_seeds": seeds,
             }),
+        }
+    }
+
+    /// What step `step` means on this target where it differs from the
+    /// other families: SQLite has one write lock per database file, taken
+    /// in turn by the writers of every client (one table each, but one
+    /// file), and no server, so its queries run on the client's CPU.
+    pub fn note(&self, step: &StepDef) -> Option<String> {
+        if self.dialect != Dialect::Sqlite {
+            return None;
+        }
+        const TURNS: &str = "wait for it in the busy handler (busy_waits in params) \
+             or fail with SQLITE_BUSY after the busy timeout (counted as retries and sent again)";
+        let clients = self.clients_of(step);
+        let files = if self.params.one_table {
+            "table pi1"
+        } else {
+            "their own tables but one database file"
+        };
+        match step.kind {
+            StepKind::Load | StepKind::CreateIndexes if clients < 2 => None,
+            StepKind::Load => Some(format!(
+                "SQLite allows one writer per database file: the {clients} inserters \
+                 ({files}) take turns, so rows/s is one writer's, not {clients} in parallel; \
+                 they {TURNS}"
+            )),
+            StepKind::CreateIndexes => Some(format!(
+                "SQLite allows one writer per database file: the {clients} clients' index \
+                 builds run one after another, so the finish spread is the wait for the lock"
+            )),
+            StepKind::InsertDelete => Some(format!(
+                "SQLite allows one writer per database file: the inserters and deleters of \
+                 all {clients} clients ({files}) take turns; they {TURNS}"
+            )),
+            StepKind::Query(_) => Some(format!(
+                "SQLite has no server: the query threads run the engine in the client process \
+                 (client CPU is the engine's work) and read alongside the writers with a \
+                 write-ahead log (a rollback journal blocks them at each commit); the \
+                 background inserters and deleters of all {clients} clients ({files}) share \
+                 one write lock and {TURNS}"
+            )),
         }
     }
 
@@ -477,6 +518,30 @@ mod tests {
         let info = ib.step_info(&s[0], 0);
         assert_eq!(info.params["client_seeds"].as_array().unwrap().len(), 2);
         assert_eq!(ib.tables(), ["pi1", "pi2"]);
+    }
+
+    #[test]
+    fn sqlite_steps_say_that_the_writers_take_turns() {
+        let s = steps(&params());
+        let pg = Ibench::new(params(), Dialect::Postgres);
+        assert!(s.iter().all(|st| pg.note(st).is_none()));
+        let lite = Ibench::new(params(), Dialect::Sqlite);
+        let notes: Vec<String> = s.iter().map(|st| lite.note(st).unwrap()).collect();
+        assert!(notes[0].contains("the 2 inserters (their own tables but one database file)"));
+        assert!(notes[1].contains("one after another"));
+        assert!(notes[2].contains("inserters and deleters of all 2 clients"));
+        assert!(notes[4].starts_with("SQLite has no server"));
+        assert!(notes[4].contains("busy_waits in params"));
+        assert_eq!(lite.step_info(&s[4], 4).note, Some(notes[4].clone()));
+        let mut one = params();
+        one.clients = 1;
+        let single = Ibench::new(one, Dialect::Sqlite);
+        let s1 = steps(&single.params);
+        assert!(single.note(&s1[0]).is_none() && single.note(&s1[1]).is_none());
+        assert!(
+            single.note(&s1[2]).is_some(),
+            "its inserter and deleter take turns"
+        );
     }
 
     #[test]
