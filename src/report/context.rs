@@ -231,14 +231,36 @@ pub fn workload_line(params: &serde_json::Value) -> String {
     ];
     for (k, v) in map {
         if !known.contains(&k.as_str()) {
-            let v = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            parts.push(format!("{k}={v}"));
+            parts.push(param_text(k, v));
         }
     }
     parts.join(", ")
+}
+
+/// One other parameter as `key=value`; an object (the buffer-pool sizing)
+/// as its choice and note instead of raw JSON.
+fn param_text(key: &str, value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let Value::Object(obj) = value else {
+        return format!("{key}={}", text(value));
+    };
+    let choice = obj.get(key).map(text);
+    let note = obj.get("note").map(text);
+    let rest: Vec<String> = obj
+        .iter()
+        .filter(|(k, _)| k.as_str() != key && k.as_str() != "note")
+        .map(|(k, v)| format!("{k}={}", text(v)))
+        .collect();
+    match (choice, note) {
+        (Some(c), Some(n)) => format!("{key}={c} ({n})"),
+        (Some(c), None) => format!("{key}={c}"),
+        (None, Some(n)) => format!("{key}: {n}"),
+        (None, None) => format!("{key}: {}", rest.join(" ")),
+    }
 }
 
 fn plural(n: f64, what: &str) -> String {
@@ -362,6 +384,21 @@ mod tests {
             workload_line(&p),
             "1 table × 50,000,000 rows, 1 thread, read 600 s / write 900 s, warm-up 5 s, seed=7"
         );
+    }
+
+    #[test]
+    fn sizing_reads_as_its_choice_and_note() {
+        let p = serde_json::json!({
+            "tables": 1, "table_size": 100000,
+            "sizing": {"data_bytes": 27000000, "note": "all of the data fits in the buffer pool",
+                       "shared_buffers_mb": 128, "sizing": "cached"}
+        });
+        let line = workload_line(&p);
+        assert!(
+            line.ends_with("sizing=cached (all of the data fits in the buffer pool)"),
+            "{line}"
+        );
+        assert!(!line.contains('{'), "{line}");
     }
 
     #[test]
