@@ -36,6 +36,13 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
         .max()
         .unwrap_or(10)
         .max(10);
+    // Labels are shown whole up to 24 characters (pg1518.base, sqlite3541.wal).
+    let col = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(12)
+        .clamp(12, 24);
     for group in Group::ALL {
         let names: Vec<&str> = names_in_order
             .iter()
@@ -48,7 +55,7 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
         let _ = writeln!(out, "\n{}", group.title());
         let _ = write!(out, "  {:<width$}", "test");
         for (i, l) in labels.iter().enumerate() {
-            let _ = write!(out, " {:>12}", truncate(l, 12));
+            let _ = write!(out, " {:>col$}", truncate(l, col));
             if i > 0 {
                 let _ = write!(out, " {:>6}", "rel");
             }
@@ -66,7 +73,7 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
                         } else {
                             " "
                         };
-                        let _ = write!(out, " {:>11.0}{mark}", r.qps);
+                        let _ = write!(out, " {:>w$.0}{mark}", r.qps, w = col - 1);
                         if i > 0 {
                             match base {
                                 Some(b) if b > 0.0 => {
@@ -80,7 +87,7 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
                         last_p99 = r.p99_us;
                     }
                     None => {
-                        let _ = write!(out, " {:>12}", "-");
+                        let _ = write!(out, " {:>col$}", "-");
                         if i > 0 {
                             let _ = write!(out, " {:>6}", "-");
                         }
@@ -146,5 +153,26 @@ mod tests {
         assert!(s.contains("1.10"), "{s}");
         assert!(s.contains("0.90"), "{s}");
         assert!(s.find("point queries").unwrap() < s.find("writes").unwrap());
+    }
+
+    #[test]
+    fn long_labels_are_shown_whole_and_columns_line_up() {
+        let a = vec![row("point-query_range=100", Group::Point, 1000.0)];
+        let b = vec![row("point-query_range=100", Group::Point, 2000.0)];
+        let labels = [
+            "ma101119.base".to_string(),
+            "sqlite3541.wal-full".to_string(),
+        ];
+        let s = summary(&labels, &[a, b]);
+        assert!(
+            s.contains("ma101119.base") && s.contains("sqlite3541.wal-full"),
+            "{s}"
+        );
+        let lines: Vec<&str> = s
+            .lines()
+            .filter(|l| l.contains("point-query") || l.contains("test"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{s}");
+        assert_eq!(lines[0].chars().count(), lines[1].chars().count(), "{s}");
     }
 }
