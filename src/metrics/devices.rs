@@ -11,10 +11,9 @@
 //! stored as missing.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::host::{dev_major_minor, mount_of, parse_mountinfo, read, whole_disk};
+use super::host::{block_device_links, mount_of, parse_mountinfo, read, whole_disk};
 use super::procfs::diskstats_has;
 
 /// Loop devices backed by files on loop devices, and so on, stop here.
@@ -75,22 +74,7 @@ fn resolve(
     let mounts = parse_mountinfo(mountinfo);
     let mount = mount_of(&mounts, &canonical);
 
-    // Best first: the file's own device number, the mount's (they differ
-    // on btrfs), the mount source.
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Ok(meta) = fs::metadata(&canonical) {
-        let (major, minor) = dev_major_minor(meta.dev());
-        candidates.push(sys.join(format!("dev/block/{major}:{minor}")));
-    }
-    if let Some(m) = mount {
-        candidates.push(sys.join(format!("dev/block/{}", m.dev)));
-        if m.source.starts_with("/dev/") {
-            let dev = fs::canonicalize(&m.source).unwrap_or_else(|_| PathBuf::from(&m.source));
-            if let Some(name) = dev.file_name() {
-                candidates.push(sys.join("class/block").join(name));
-            }
-        }
-    }
+    let candidates = block_device_links(&canonical, mount, sys);
     let Some(block) = candidates.iter().find_map(|c| block_dir(c)) else {
         let (fstype, source) = mount
             .map(|m| (m.fstype.as_str(), m.source.as_str()))
@@ -154,7 +138,9 @@ fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{MetadataExt, symlink};
+
+    use crate::metrics::host::dev_major_minor;
 
     /// A fake sysfs: disks sda (partitioned), sdb, nvme0n1, nvme1n1 (both
     /// partitioned), vdz; dm-0 over sda2 and sdb; md0 over the two nvme

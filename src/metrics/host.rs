@@ -223,22 +223,7 @@ fn storage(path: &Path, sys: &Path, mountinfo: &str) -> StorageFacts {
         facts.filesystem = m.fstype.clone();
     }
 
-    // Candidates for the block device, best first: the file's own st_dev,
-    // the mount's device number (they differ on btrfs), the mount source.
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Ok(meta) = fs::metadata(&canonical) {
-        let (major, minor) = dev_major_minor(meta.dev());
-        candidates.push(sys.join(format!("dev/block/{major}:{minor}")));
-    }
-    if let Some(m) = mount {
-        candidates.push(sys.join(format!("dev/block/{}", m.dev)));
-        if m.source.starts_with("/dev/") {
-            let dev = fs::canonicalize(&m.source).unwrap_or_else(|_| PathBuf::from(&m.source));
-            if let Some(name) = dev.file_name() {
-                candidates.push(sys.join("class/block").join(name));
-            }
-        }
-    }
+    let candidates = block_device_links(&canonical, mount, sys);
     if let Some(disk) = candidates.iter().find_map(|c| whole_disk(c)) {
         facts.device = disk
             .file_name()
@@ -251,6 +236,31 @@ fn storage(path: &Path, sys: &Path, mountinfo: &str) -> StorageFacts {
         };
     }
     facts
+}
+
+/// The sysfs links that may name the block device holding `canonical`
+/// (a path that exists, on `mount`), best first: the file's own st_dev, the
+/// mount's device number (they differ on btrfs), the mount source.
+pub(crate) fn block_device_links(
+    canonical: &Path,
+    mount: Option<&Mount>,
+    sys: &Path,
+) -> Vec<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Ok(meta) = fs::metadata(canonical) {
+        let (major, minor) = dev_major_minor(meta.dev());
+        candidates.push(sys.join(format!("dev/block/{major}:{minor}")));
+    }
+    if let Some(m) = mount {
+        candidates.push(sys.join(format!("dev/block/{}", m.dev)));
+        if m.source.starts_with("/dev/") {
+            let dev = fs::canonicalize(&m.source).unwrap_or_else(|_| PathBuf::from(&m.source));
+            if let Some(name) = dev.file_name() {
+                candidates.push(sys.join("class/block").join(name));
+            }
+        }
+    }
+    candidates
 }
 
 /// The sysfs directory of the whole disk behind a block device link

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::model::{Band, Report};
+use crate::store::export::csv_line;
 
 /// The model as pretty-printed JSON (the shape is versioned by
 /// [`super::model::REPORT_FORMAT`]).
@@ -103,27 +104,5 @@ pub fn to_csv(r: &Report) -> String {
 }
 
 fn row(o: &mut String, fields: &[String]) {
-    let line: Vec<String> = fields.iter().map(|f| quote(f)).collect();
-    let _ = writeln!(o, "{}", line.join(","));
-}
-
-/// A CSV field, quoted when it holds a comma, quote or line break.
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fields_with_commas_or_quotes_are_quoted() {
-        assert_eq!(quote("plain"), "plain");
-        assert_eq!(quote("a,b"), "\"a,b\"");
-        assert_eq!(quote("say \"x\""), "\"say \"\"x\"\"\"");
-    }
+    let _ = writeln!(o, "{}", csv_line(fields));
 }

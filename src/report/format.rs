@@ -1,6 +1,8 @@
 //! How numbers are printed in every rendering of a report, so Markdown,
 //! HTML and the generated summaries agree to the digit.
 
+use std::fmt::Write as _;
+
 /// A rate or other measured amount: whole numbers from 100 up, then one,
 /// two or three decimals as the value gets smaller.
 pub fn amount(x: f64) -> String {
@@ -61,6 +63,35 @@ pub fn secs(x: f64) -> String {
 /// Bytes as GiB with one decimal.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// One line about the host a run ran on: name, CPU, cores, memory, OS,
+/// kernel and the data directory's device and filesystem; with
+/// `disk_kind`, also whether that device is rotational.
+pub fn host_line(h: &crate::metrics::host::HostFacts, disk_kind: bool) -> String {
+    let mut s = format!(
+        "{}: {}, {} cores, {} RAM, {}, kernel {}",
+        h.hostname,
+        h.cpu_model,
+        h.cores,
+        gib(h.memory_bytes),
+        h.os,
+        h.kernel
+    );
+    if let Some(st) = &h.storage {
+        let kind = match (disk_kind, st.rotational) {
+            (true, Some(true)) => ", rotational",
+            (true, Some(false)) => ", SSD/NVMe",
+            _ => "",
+        };
+        let device = if st.device.is_empty() {
+            "?"
+        } else {
+            &st.device
+        };
+        let _ = write!(s, "; data on {device} ({}{kind})", st.filesystem);
+    }
+    s
 }
 
 #[cfg(test)]

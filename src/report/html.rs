@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::format::{amount, bp, gib, opt_amount, rel, secs};
+use super::format::{amount, bp, host_line, opt_amount, rel, secs};
 use super::model::{Band, Report};
 use super::plans::word_diff;
 use super::svg::{self, BarSeries, color, esc};
@@ -177,7 +177,7 @@ fn context(o: &mut String, r: &Report) {
     if c.same_host {
         header.remove(1);
         if let Some(run) = c.runs.first() {
-            let _ = writeln!(o, "<p>Host: {}</p>", esc(&host_line(&run.host)));
+            let _ = writeln!(o, "<p>Host: {}</p>", esc(&host_line(&run.host, false)));
         }
     }
     let rows: Vec<Vec<(String, String)>> = c
@@ -193,7 +193,7 @@ fn context(o: &mut String, r: &Report) {
                 ("l".into(), format!("<code>{}</code>", esc(&x.command_line))),
             ];
             if !c.same_host {
-                v.insert(1, l(&host_line(&x.host)));
+                v.insert(1, l(&host_line(&x.host, false)));
             }
             v
         })
@@ -232,31 +232,6 @@ fn context(o: &mut String, r: &Report) {
         o.push_str("</pre></details>\n");
     }
     o.push_str("</section>\n");
-}
-
-fn host_line(h: &crate::metrics::host::HostFacts) -> String {
-    let mut s = format!(
-        "{}: {}, {} cores, {} RAM, {}, kernel {}",
-        h.hostname,
-        h.cpu_model,
-        h.cores,
-        gib(h.memory_bytes),
-        h.os,
-        h.kernel
-    );
-    if let Some(st) = &h.storage {
-        let _ = write!(
-            s,
-            "; data on {} ({})",
-            if st.device.is_empty() {
-                "?"
-            } else {
-                &st.device
-            },
-            st.filesystem
-        );
-    }
-    s
 }
 
 pub(super) fn band_class(b: Option<Band>) -> &'static str {

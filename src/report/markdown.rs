@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::cost::CostColumn;
-use super::format::{amount, bp, gib, opt_amount, rel, secs};
+use super::format::{amount, bp, host_line, opt_amount, rel, secs};
 use super::ibench::{IbenchSection, METRIC_COLUMNS};
 use super::model::{Band, Report};
 use super::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
@@ -55,6 +55,13 @@ pub fn render(r: &Report) -> String {
 /// Escapes a table cell.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A table row: `label`, then one cell per item of `cells`.
+fn labelled_row<T>(label: &str, cells: &[T], cell: impl FnMut(&T) -> String) -> Vec<String> {
+    let mut row = vec![label.to_string()];
+    row.extend(cells.iter().map(cell));
+    row
 }
 
 /// A pipe table: header, alignment row (`right` per column), rows.
@@ -113,39 +120,10 @@ fn context(o: &mut String, r: &Report) {
     right[8] = true;
     table(o, &header, &right, &rows);
 
-    let host_line = |h: &crate::metrics::host::HostFacts| {
-        let mut s = format!(
-            "{}: {}, {} cores, {} RAM, {}, kernel {}",
-            h.hostname,
-            h.cpu_model,
-            h.cores,
-            gib(h.memory_bytes),
-            h.os,
-            h.kernel
-        );
-        if let Some(st) = &h.storage {
-            let _ = write!(
-                s,
-                "; data on {} ({}{})",
-                if st.device.is_empty() {
-                    "?"
-                } else {
-                    &st.device
-                },
-                st.filesystem,
-                match st.rotational {
-                    Some(true) => ", rotational",
-                    Some(false) => ", SSD/NVMe",
-                    None => "",
-                }
-            );
-        }
-        s
-    };
     if c.same_host
         && let Some(run) = c.runs.first()
     {
-        let _ = writeln!(o, "Host: {}\n", host_line(&run.host));
+        let _ = writeln!(o, "Host: {}\n", host_line(&run.host, true));
     }
     let rows: Vec<Vec<String>> = c
         .runs
@@ -161,7 +139,7 @@ fn context(o: &mut String, r: &Report) {
                 format!("`{}`", x.command_line.replace('`', "'")),
             ];
             if !c.same_host {
-                v.insert(1, host_line(&x.host));
+                v.insert(1, host_line(&x.host, true));
             }
             v
         })
@@ -375,12 +353,10 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
         .throughput
         .iter()
         .map(|row| {
-            let mut v = vec![row.target.clone()];
-            v.extend(row.cells.iter().map(|c| match c.value {
+            labelled_row(&row.target, &row.cells, |c| match c.value {
                 Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
                 None => "-".into(),
-            }));
-            v
+            })
         })
         .collect();
     o.push_str("Throughput:\n\n");
@@ -390,8 +366,7 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
         .iter()
         .enumerate()
         .map(|(i, row)| {
-            let mut v = vec![row.target.clone()];
-            v.extend(row.cells.iter().map(|c| {
+            labelled_row(&row.target, &row.cells, |c| {
                 let text = match (i, c.value, c.relative, c.band) {
                     (0, Some(_), _, _) => "1.00".to_string(),
                     (_, _, Some(x), Some(Band::Faster)) => format!("**{}**", rel(x)),
@@ -400,8 +375,7 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
                     _ => "-".into(),
                 };
                 format!("{text}{}", mark(c.sla_failed))
-            }));
-            v
+            })
         })
         .collect();
     o.push_str("Throughput relative to the first row:\n\n");
@@ -413,12 +387,10 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
             .background
             .iter()
             .map(|row| {
-                let mut v = vec![row.target.clone()];
-                v.extend(row.cells.iter().map(|c| match c.achieved {
+                labelled_row(&row.target, &row.cells, |c| match c.achieved {
                     Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
                     None => "n/a".into(),
-                }));
-                v
+                })
             })
             .collect();
         let mut last = vec!["target".to_string()];

@@ -21,7 +21,7 @@ pub mod roles;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
-use std::thread::Thread;
+use std::thread::{ScopedJoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 pub use crate::db::Connector;
@@ -130,15 +130,7 @@ pub fn run_step(
             joins.push(join);
         }
 
-        let start = match start_gate.open() {
-            Ok(start) => start,
-            Err(e) => {
-                for j in joins {
-                    let _ = j.join();
-                }
-                return Err(e);
-            }
-        };
+        let start = start_gate.open_or_join(&mut joins)?;
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
         let quotas = vec![None; threads as usize];
@@ -230,6 +222,19 @@ impl StartGate {
             }));
         }
         Ok(start)
+    }
+
+    /// [`StartGate::open`]; if a thread could not start, first waits for
+    /// every thread in `joins` to end.
+    pub(crate) fn open_or_join<T>(
+        &self,
+        joins: &mut Vec<ScopedJoinHandle<'_, T>>,
+    ) -> Result<Instant, DbError> {
+        self.open().inspect_err(|_| {
+            for j in joins.drain(..) {
+                let _ = j.join();
+            }
+        })
     }
 }
 
@@ -345,21 +350,20 @@ fn assemble(
 
 /// CPU seconds (user + system) the calling thread has used.
 pub fn thread_cpu_secs() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    if rc != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    rusage_cpu_secs(libc::RUSAGE_THREAD)
 }
 
 /// CPU seconds (user + system) the whole process has used so far.
 pub fn process_cpu_secs() -> f64 {
+    rusage_cpu_secs(libc::RUSAGE_SELF)
+}
+
+/// User + system CPU seconds of `who` (`RUSAGE_THREAD`, `RUSAGE_SELF`); 0
+/// if getrusage fails.
+fn rusage_cpu_secs(who: libc::c_int) -> f64 {
     // SAFETY: getrusage writes into the zeroed struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
     if rc != 0 {
         return 0.0;
     }

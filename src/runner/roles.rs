@@ -142,15 +142,7 @@ pub fn run_roles(
                 .expect("spawning a role thread");
             joins.push(join);
         }
-        let start = match start_gate.open() {
-            Ok(s) => s,
-            Err(e) => {
-                for j in joins {
-                    let _ = j.join();
-                }
-                return Err(e);
-            }
-        };
+        let start = start_gate.open_or_join(&mut joins)?;
         let quotas: Vec<Option<u64>> = specs.iter().map(|s| s.quota).collect();
         let watch = Watch {
             label: &plan.label,

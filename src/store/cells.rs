@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use anyhow::{Context, Result, bail};
 use rusqlite::{OptionalExtension, params};
 
+use super::write::bind_target;
 use super::{StepRecord, Store};
 use crate::server::TargetInfo;
 
@@ -34,26 +35,16 @@ impl Store {
     /// Replaces what is recorded about a target's server (a resumed target
     /// runs on a new one) and sets it `running` again.
     pub fn update_target_info(&mut self, target_id: i64, target: &TargetInfo) -> Result<()> {
-        let n = self.conn.execute(
+        let mut update = self.conn.prepare(
             "UPDATE targets SET spec = ?2, label = ?3, dbms = ?4, version = ?5,
                     version_number = ?6, config_name = ?7, config_text = ?8,
                     settings_json = ?9, managed = ?10, extra_json = ?11,
                     status = 'running', failure = NULL
               WHERE id = ?1",
-            params![
-                target_id,
-                target.spec,
-                target.label,
-                target.dbms,
-                target.version,
-                target.version_number,
-                target.config_name,
-                target.config_text,
-                serde_json::to_string(&target.settings)?,
-                target.managed,
-                serde_json::to_string(&target.extra)?,
-            ],
         )?;
+        update.raw_bind_parameter(1, target_id)?;
+        bind_target(&mut update, 2, target)?;
+        let n = update.raw_execute()?;
         if n == 0 {
             bail!("no target {target_id} in {}", self.dir.display());
         }

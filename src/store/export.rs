@@ -358,15 +358,21 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
 }
 
 fn write_csv_row(out: &mut dyn Write, cells: impl Iterator<Item = String>) -> Result<()> {
-    let line: Vec<String> = cells.map(|c| csv_field(&c)).collect();
-    out.write_all(line.join(",").as_bytes())?;
+    out.write_all(csv_line(cells).as_bytes())?;
     out.write_all(b"\n")?;
     Ok(())
 }
 
+/// One CSV line (RFC 4180), without its line break: the cells, each quoted
+/// by [`csv_field`], separated by commas. The report's CSV uses it too.
+pub fn csv_line<S: AsRef<str>>(cells: impl IntoIterator<Item = S>) -> String {
+    let fields: Vec<String> = cells.into_iter().map(|c| csv_field(c.as_ref())).collect();
+    fields.join(",")
+}
+
 /// One CSV cell (RFC 4180): quoted when it holds a comma, quote, line break
 /// or edge whitespace, with quotes doubled.
-fn csv_field(s: &str) -> String {
+pub fn csv_field(s: &str) -> String {
     let needs_quotes = s.contains([',', '"', '\n', '\r'])
         || s.starts_with(char::is_whitespace)
         || s.ends_with(char::is_whitespace);
@@ -392,6 +398,7 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_field(" padded"), "\" padded\"");
+        assert_eq!(csv_line(["a,b", "c", ""]), "\"a,b\",c,");
     }
 
     #[test]

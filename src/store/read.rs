@@ -349,14 +349,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         qps: r.get("qps")?,
         tps: r.get("tps")?,
         rows_per_sec: r.get("rows_per_sec")?,
-        latency: LatencySummary {
-            avg: r.get("lat_avg_us")?,
-            p50: get_u64(r, "lat_p50_us")?,
-            p95: get_u64(r, "lat_p95_us")?,
-            p99: get_u64(r, "lat_p99_us")?,
-            p999: get_u64(r, "lat_p999_us")?,
-            max: get_u64(r, "lat_max_us")?,
-        },
+        latency: get_latency(r)?,
         client_cpu_secs: r.get("client_cpu_secs")?,
         error_samples: json(
             &r.get::<_, String>("error_samples_json")?,
@@ -373,6 +366,19 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
             .get::<_, Option<String>>("metrics_json")?
             .map(|m| json(&m, "metrics_json", &whose))
             .transpose()?,
+    })
+}
+
+/// The event latency columns `lat_avg_us` … `lat_max_us` that `steps` and
+/// `step_roles` share.
+pub(super) fn get_latency(r: &Row<'_>) -> rusqlite::Result<LatencySummary> {
+    Ok(LatencySummary {
+        avg: r.get("lat_avg_us")?,
+        p50: get_u64(r, "lat_p50_us")?,
+        p95: get_u64(r, "lat_p95_us")?,
+        p99: get_u64(r, "lat_p99_us")?,
+        p999: get_u64(r, "lat_p999_us")?,
+        max: get_u64(r, "lat_max_us")?,
     })
 }
 

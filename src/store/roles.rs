@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::read::get_u64;
+use super::read::{get_latency, get_u64};
 use super::write::{decode_histogram, encode_histogram, int, real};
 use crate::runner::result::{LatencySummary, RoleClient, RoleResult, RoleSecond};
 
@@ -169,14 +169,7 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
                 errors: get_u64(r, "errors")?,
                 retries: get_u64(r, "retries")?,
                 target_rate: r.get("target_rate")?,
-                latency_us: LatencySummary {
-                    avg: r.get("lat_avg_us")?,
-                    p50: get_u64(r, "lat_p50_us")?,
-                    p95: get_u64(r, "lat_p95_us")?,
-                    p99: get_u64(r, "lat_p99_us")?,
-                    p999: get_u64(r, "lat_p999_us")?,
-                    max: get_u64(r, "lat_max_us")?,
-                },
+                latency_us: get_latency(r)?,
                 intended_latency_us,
                 cpu_secs: r.get("cpu_secs")?,
                 clients: Vec::new(),

@@ -10,7 +10,8 @@ use std::collections::HashSet;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::types::ToSql;
+use rusqlite::{Statement, TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
 use crate::metrics::summary::StepHost;
@@ -57,28 +58,18 @@ impl Store {
         repetition: u32,
         target: &TargetInfo,
     ) -> Result<i64> {
-        self.conn
-            .execute(
-                "INSERT INTO targets (run_id, position, spec, label, dbms, version, version_number,
-                                      config_name, config_text, settings_json, managed,
-                                      extra_json, status, repetition)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13)",
-                params![
-                    run_id,
-                    position,
-                    target.spec,
-                    target.label,
-                    target.dbms,
-                    target.version,
-                    target.version_number,
-                    target.config_name,
-                    target.config_text,
-                    serde_json::to_string(&target.settings)?,
-                    target.managed,
-                    serde_json::to_string(&target.extra)?,
-                    repetition,
-                ],
-            )
+        let mut insert = self.conn.prepare(
+            "INSERT INTO targets (run_id, position, spec, label, dbms, version, version_number,
+                                  config_name, config_text, settings_json, managed,
+                                  extra_json, status, repetition)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13)",
+        )?;
+        insert.raw_bind_parameter(1, run_id)?;
+        insert.raw_bind_parameter(2, position)?;
+        bind_target(&mut insert, 3, target)?;
+        insert.raw_bind_parameter(13, repetition)?;
+        insert
+            .raw_execute()
             .with_context(|| {
                 format!(
                     "recording target {} (position {position}, repetition {repetition}) of run {run_id}",
@@ -272,6 +263,33 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Binds what `targets` records about a target's server to parameters
+/// `first` … `first + 9` of `stmt`, which name the columns `spec`, `label`,
+/// `dbms`, `version`, `version_number`, `config_name`, `config_text`,
+/// `settings_json`, `managed`, `extra_json` in that order.
+pub(super) fn bind_target(
+    stmt: &mut Statement<'_>,
+    first: usize,
+    target: &TargetInfo,
+) -> Result<()> {
+    let values: [&dyn ToSql; 10] = [
+        &target.spec,
+        &target.label,
+        &target.dbms,
+        &target.version,
+        &target.version_number,
+        &target.config_name,
+        &target.config_text,
+        &serde_json::to_string(&target.settings)?,
+        &target.managed,
+        &serde_json::to_string(&target.extra)?,
+    ];
+    for (i, value) in values.into_iter().enumerate() {
+        stmt.raw_bind_parameter(first + i, value)?;
+    }
+    Ok(())
 }
 
 fn check_status(what: &str, status: &str, allowed: &[&str]) -> Result<()> {
