@@ -22,9 +22,12 @@ pub struct Context {
     pub same_host: bool,
     /// One per compared target, base first.
     pub targets: Vec<TargetContext>,
-    /// Non-default settings every target has with the same value.
+    /// Non-default settings every target of a DBMS family has with the
+    /// same value.
     pub settings_common: Vec<Setting>,
-    /// Settings whose value differs between targets (or that only some set).
+    /// Settings whose value differs between targets of one DBMS family (or
+    /// that only some of them set). Settings are only compared within a
+    /// family: PostgreSQL's and MariaDB's names mean different things.
     pub settings_differ: Vec<SettingDiff>,
 }
 
@@ -62,19 +65,26 @@ pub struct TargetContext {
     pub measured_secs: f64,
     /// How many non-default settings it ran with.
     pub settings: usize,
+    /// Its DBMS family as stored (`postgres`, `mariadb`, `mysql`, `sqlite`).
+    pub dbms: String,
 }
 
 /// A setting and its value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Setting {
+    /// The DBMS family whose targets share it.
+    pub dbms: String,
     pub name: String,
     pub value: String,
 }
 
 /// A setting that differs: its value per target (base first; `None`: the
-/// target ran with the server default).
+/// target ran with the server default, or is of another DBMS family, which
+/// [`SettingDiff::dbms`] tells apart).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SettingDiff {
+    /// The DBMS family it was compared within.
+    pub dbms: String,
     pub name: String,
     pub values: Vec<Option<String>>,
 }
@@ -119,20 +129,85 @@ pub fn build(columns: &[Column<'_>]) -> Context {
                 reported_steps: reported.clone().count(),
                 measured_secs: reported.map(|s| s.secs).sum(),
                 settings: c.target.info.settings.len(),
+                dbms: c.target.info.dbms.clone(),
             }
         })
         .collect();
-    let all: Vec<&[(String, String)]> = columns
+    let by_target: Vec<(&str, &[(String, String)])> = columns
         .iter()
-        .map(|c| c.target.info.settings.as_slice())
+        .map(|c| {
+            (
+                c.target.info.dbms.as_str(),
+                c.target.info.settings.as_slice(),
+            )
+        })
         .collect();
-    let (settings_common, settings_differ) = compare_settings(&all);
+    let (settings_common, settings_differ) = compare_by_family(&by_target);
     Context {
         runs,
         same_host,
         targets,
         settings_common,
         settings_differ,
+    }
+}
+
+/// A settings-table cell: the target's value, `(default)` when a target of
+/// the diff's family did not set it, `—` for targets of other families.
+pub fn setting_cell(value: &Option<String>, target: &TargetContext, diff: &SettingDiff) -> String {
+    match value {
+        Some(v) => v.clone(),
+        None if target.dbms == diff.dbms => "(default)".to_string(),
+        None => "—".to_string(),
+    }
+}
+
+/// The shared settings grouped by DBMS family, in the order they appear.
+pub fn common_by_family(c: &Context) -> Vec<(&str, Vec<&Setting>)> {
+    let mut out: Vec<(&str, Vec<&Setting>)> = Vec::new();
+    for s in &c.settings_common {
+        match out.iter_mut().find(|(f, _)| *f == s.dbms) {
+            Some((_, v)) => v.push(s),
+            None => out.push((&s.dbms, vec![s])),
+        }
+    }
+    out
+}
+
+/// Who shares a family's common settings: "all targets share" when every
+/// target is of that family, else "the postgres targets share" (or "of
+/// sqlite3541.wal" for a family with one target).
+pub fn shared_by(c: &Context, family: &str) -> String {
+    let members: Vec<&TargetContext> = c.targets.iter().filter(|t| t.dbms == family).collect();
+    if members.len() == c.targets.len() {
+        "all targets share".to_string()
+    } else if let [only] = members.as_slice() {
+        format!("of {}", only.label)
+    } else {
+        format!("the {family} targets share")
+    }
+}
+
+/// Whether the compared targets are of more than one DBMS family.
+pub fn mixed_families(c: &Context) -> bool {
+    c.targets.windows(2).any(|w| w[0].dbms != w[1].dbms)
+}
+
+/// The legend of the settings table.
+pub fn settings_legend(c: &Context) -> &'static str {
+    if mixed_families(c) {
+        "compared within each DBMS family (— marks a target of another family); ports, sockets and paths are left out"
+    } else {
+        "ports, sockets and paths are left out"
+    }
+}
+
+/// The sentence shown when no setting differs within any family.
+pub fn no_differences(c: &Context) -> String {
+    if mixed_families(c) {
+        "Settings are compared only between targets of the same DBMS family; no setting differs within one.".to_string()
+    } else {
+        "All targets ran with the same settings.".to_string()
     }
 }
 
@@ -166,9 +241,43 @@ pub const INSTANCE_SETTINGS: [&str; 13] = [
     "tmpdir",
 ];
 
-/// Splits the targets' settings into those all share and those that
-/// differ, leaving out [`INSTANCE_SETTINGS`].
-pub fn compare_settings(all: &[&[(String, String)]]) -> (Vec<Setting>, Vec<SettingDiff>) {
+/// [`compare_settings`] within each DBMS family (in order of first
+/// appearance); a diff's values are spread back over all columns, `None`
+/// for the columns of other families.
+fn compare_by_family(targets: &[(&str, &[(String, String)])]) -> (Vec<Setting>, Vec<SettingDiff>) {
+    let mut families: Vec<&str> = Vec::new();
+    for (dbms, _) in targets {
+        if !families.contains(dbms) {
+            families.push(dbms);
+        }
+    }
+    let mut common = Vec::new();
+    let mut differ = Vec::new();
+    for family in families {
+        let members: Vec<usize> = (0..targets.len())
+            .filter(|&i| targets[i].0 == family)
+            .collect();
+        let all: Vec<&[(String, String)]> = members.iter().map(|&i| targets[i].1).collect();
+        let (c, d) = compare_settings(family, &all);
+        common.extend(c);
+        differ.extend(d.into_iter().map(|mut d| {
+            let mut values = vec![None; targets.len()];
+            for (value, &i) in d.values.drain(..).zip(&members) {
+                values[i] = value;
+            }
+            d.values = values;
+            d
+        }));
+    }
+    (common, differ)
+}
+
+/// Splits the settings of targets of one DBMS family into those all share
+/// and those that differ, leaving out [`INSTANCE_SETTINGS`].
+pub fn compare_settings(
+    dbms: &str,
+    all: &[&[(String, String)]],
+) -> (Vec<Setting>, Vec<SettingDiff>) {
     let mut names: Vec<&str> = all
         .iter()
         .flat_map(|s| s.iter().map(|(n, _)| n.as_str()))
@@ -185,10 +294,12 @@ pub fn compare_settings(all: &[&[(String, String)]]) -> (Vec<Setting>, Vec<Setti
             .collect();
         match &values[0] {
             Some(v) if values.iter().all(|x| x.as_ref() == Some(v)) => common.push(Setting {
+                dbms: dbms.to_string(),
                 name: name.to_string(),
                 value: v.clone(),
             }),
             _ => differ.push(SettingDiff {
+                dbms: dbms.to_string(),
                 name: name.to_string(),
                 values,
             }),
@@ -364,7 +475,7 @@ mod tests {
             ("shared_buffers", "128MB"),
             ("work_mem", "8MB"),
         ]);
-        let (common, differ) = compare_settings(&[&a, &b]);
+        let (common, differ) = compare_settings("postgres", &[&a, &b]);
         assert_eq!(common.len(), 1);
         assert_eq!(common[0].name, "shared_buffers");
         assert_eq!(differ.len(), 2);
@@ -383,6 +494,49 @@ mod tests {
         assert_eq!(
             workload_line(&p),
             "1 table × 50,000,000 rows, 1 thread, read 600 s / write 900 s, warm-up 5 s, seed=7"
+        );
+    }
+
+    #[test]
+    fn settings_are_compared_only_within_a_family() {
+        let pg_a = s(&[("shared_buffers", "128MB"), ("jit", "off")]);
+        let maria = s(&[("innodb_buffer_pool_size", "268435456")]);
+        let pg_b = s(&[("shared_buffers", "1GB"), ("jit", "off")]);
+        let (common, differ) = compare_by_family(&[
+            ("postgres", &pg_a),
+            ("mariadb", &maria),
+            ("postgres", &pg_b),
+        ]);
+        assert_eq!(differ.len(), 1, "{differ:?}");
+        assert_eq!(differ[0].name, "shared_buffers");
+        assert_eq!(
+            differ[0].values,
+            [Some("128MB".to_string()), None, Some("1GB".to_string())]
+        );
+        let shared: Vec<(&str, &str)> = common
+            .iter()
+            .map(|c| (c.dbms.as_str(), c.name.as_str()))
+            .collect();
+        assert_eq!(
+            shared,
+            [("postgres", "jit"), ("mariadb", "innodb_buffer_pool_size")]
+        );
+        let target = |dbms: &str| TargetContext {
+            label: "x".into(),
+            run_id: 1,
+            version: String::new(),
+            config_name: None,
+            profile: "quick".into(),
+            workload: String::new(),
+            reported_steps: 0,
+            measured_secs: 0.0,
+            settings: 0,
+            dbms: dbms.into(),
+        };
+        assert_eq!(setting_cell(&None, &target("mariadb"), &differ[0]), "—");
+        assert_eq!(
+            setting_cell(&None, &target("postgres"), &differ[0]),
+            "(default)"
         );
     }
 

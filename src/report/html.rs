@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
 use super::format::{amount, bp, host_line, opt_amount, rel, secs};
 use super::model::{Band, Report};
 use super::plans::word_diff;
@@ -200,9 +201,13 @@ fn context(o: &mut String, r: &Report) {
         .collect();
     table(o, "runs", &header, &rows);
     if c.settings_differ.is_empty() {
-        o.push_str("<p>All targets ran with the same settings.</p>\n");
+        let _ = writeln!(o, "<p>{}</p>", esc(&no_differences(c)));
     } else {
-        o.push_str("<h3>Settings that differ between targets</h3><p class=\"legend\">Ports, sockets and paths are left out.</p>\n");
+        let _ = writeln!(
+            o,
+            "<h3>Settings that differ between targets</h3><p class=\"legend\">{}.</p>",
+            esc(&capitalised(settings_legend(c)))
+        );
         let mut header = vec!["setting".to_string()];
         header.extend(r.targets.iter().map(|t| esc(&t.label)));
         let rows: Vec<Vec<(String, String)>> = c
@@ -213,20 +218,22 @@ fn context(o: &mut String, r: &Report) {
                 v.extend(
                     d.values
                         .iter()
-                        .map(|x| l(x.as_deref().unwrap_or("(default)"))),
+                        .zip(&c.targets)
+                        .map(|(x, t)| l(&setting_cell(x, t, d))),
                 );
                 v
             })
             .collect();
         table(o, "settings", &header, &rows);
     }
-    if !c.settings_common.is_empty() {
+    for (family, shared) in common_by_family(c) {
         let _ = write!(
             o,
-            "<details><summary>{} non-default settings all targets share</summary><pre>",
-            c.settings_common.len()
+            "<details><summary>{} non-default settings {}</summary><pre>",
+            shared.len(),
+            esc(&shared_by(c, family))
         );
-        for s in &c.settings_common {
+        for s in shared {
             let _ = writeln!(o, "{} = {}", esc(&s.name), esc(&s.value));
         }
         o.push_str("</pre></details>\n");
@@ -453,4 +460,13 @@ fn marked(tokens: &[(String, bool)]) -> String {
             }
         })
         .collect()
+}
+
+/// `text` with its first letter in upper case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|f| f.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }

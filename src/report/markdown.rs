@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
 use super::cost::CostColumn;
 use super::format::{amount, bp, host_line, opt_amount, rel, secs};
 use super::ibench::{IbenchSection, METRIC_COLUMNS};
@@ -163,9 +164,13 @@ fn context(o: &mut String, r: &Report) {
     table(o, &header, &right, &rows);
 
     if c.settings_differ.is_empty() {
-        o.push_str("All targets ran with the same settings.\n\n");
+        let _ = writeln!(o, "{}\n", no_differences(c));
     } else {
-        o.push_str("Settings that differ between targets (ports, sockets and paths left out):\n\n");
+        let _ = writeln!(
+            o,
+            "Settings that differ between targets ({}):\n",
+            settings_legend(c)
+        );
         let mut header = vec!["setting".to_string()];
         header.extend(r.targets.iter().map(|t| t.label.clone()));
         let rows: Vec<Vec<String>> = c
@@ -176,20 +181,22 @@ fn context(o: &mut String, r: &Report) {
                 v.extend(
                     d.values
                         .iter()
-                        .map(|x| x.clone().unwrap_or_else(|| "(default)".into())),
+                        .zip(&c.targets)
+                        .map(|(x, t)| setting_cell(x, t, d)),
                 );
                 v
             })
             .collect();
         table(o, &header, &vec![false; header.len()], &rows);
     }
-    if !c.settings_common.is_empty() {
+    for (family, shared) in common_by_family(c) {
         let _ = writeln!(
             o,
-            "Non-default settings all targets share ({}):\n\n```text",
-            c.settings_common.len()
+            "Non-default settings {} ({}):\n\n```text",
+            shared_by(c, family),
+            shared.len()
         );
-        for s in &c.settings_common {
+        for s in shared {
             let _ = writeln!(o, "{} = {}", s.name, s.value);
         }
         o.push_str("```\n\n");
