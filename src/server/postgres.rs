@@ -18,10 +18,6 @@ pub mod layers;
 pub mod named;
 mod preflight;
 
-use std::fs::{File, OpenOptions};
-use std::io::ErrorKind;
-use std::net::TcpListener;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -36,6 +32,11 @@ pub use self::preflight::{
     FEATURES, Preflight, ProbeDir, feature_for, lacking_features, runs_as_server_user,
 };
 use super::TargetInfo;
+pub use super::datadir::FALLBACK_ROOT;
+use super::datadir::{
+    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
+    socket_dir_for,
+};
 use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
 use crate::db::Conn;
 use crate::db::postgres::{PgConn, PgConnectOptions};
@@ -45,11 +46,6 @@ pub const SUPERUSER: &str = "tidemark";
 /// How long a fast shutdown may take before [`ManagedPostgres::stop`]
 /// escalates (a shutdown checkpoint of a large buffer pool takes a while).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
-/// Where the data directory goes when tidemark runs as root and the server
-/// user cannot reach the requested one.
-pub const FALLBACK_ROOT: &str = "/var/tmp/tidemark";
-/// Longest unix socket path Linux accepts (`sun_path` minus the NUL).
-const MAX_SOCKET_PATH: usize = 107;
 
 /// Everything [`ManagedPostgres::start`] needs.
 #[derive(Clone, Debug)]
@@ -138,7 +134,7 @@ impl ManagedPostgres {
 
         // Create the data directory, then the remaining name checks.
         let mut scratch = Scratch::default();
-        let datadir = create_datadir(&requested, &user, &mut scratch)?;
+        let datadir = create_datadir(&requested, &user, "PostgreSQL", &mut scratch)?;
         let mut unsure = Vec::new();
         for (name, value) in unlisted {
             match probe_name(bin, &user, &datadir, &name, true) {
@@ -160,7 +156,7 @@ impl ManagedPostgres {
         }
 
         // Write the configuration and let the server binary check it.
-        let socket_dir = socket_dir_for(&datadir, port, &user, &mut scratch)?;
+        let socket_dir = pg_socket_dir(&datadir, port, &user, &mut scratch)?;
         let socket_str = socket_dir.to_str().context("socket path is not UTF-8")?;
         let config_text = compose_config(&opts.base_config, port, socket_str, &opts.overrides);
         let conf_path = datadir.join("postgresql.conf");
@@ -402,130 +398,6 @@ impl Drop for ManagedPostgres {
     }
 }
 
-/// Directories to remove when the server is gone (or the start failed).
-#[derive(Debug, Default)]
-struct Scratch(Vec<PathBuf>);
-
-impl Scratch {
-    fn remove(&mut self) {
-        for dir in self.0.drain(..) {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        self.remove();
-    }
-}
-
-/// `port` if 127.0.0.1 has it free, or any free port.
-fn choose_port(port: Option<u16>) -> Result<u16> {
-    match port {
-        Some(port) => match TcpListener::bind(("127.0.0.1", port)) {
-            Ok(_) => Ok(port),
-            Err(_) => bail!(
-                "port {port} on 127.0.0.1 is already in use: pass another --port, or omit it \
-                 to pick a free one"
-            ),
-        },
-        None => Ok(TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.local_addr())
-            .context("cannot find a free port on 127.0.0.1")?
-            .port()),
-    }
-}
-
-/// The requested data directory as an absolute UTF-8 path whose parent
-/// exists; it must be new or empty.
-fn checked_datadir_path(datadir: &Path) -> Result<PathBuf> {
-    let name = datadir
-        .file_name()
-        .with_context(|| format!("data directory {} has no final name", datadir.display()))?;
-    let parent = match datadir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("cannot create {}", parent.display()))?;
-    let datadir = parent.canonicalize()?.join(name);
-    if datadir.to_str().is_none() {
-        bail!("data directory path {} is not UTF-8", datadir.display());
-    }
-    if datadir.exists() {
-        let mut entries = std::fs::read_dir(&datadir).with_context(|| {
-            format!(
-                "data directory {} is not a readable directory",
-                datadir.display()
-            )
-        })?;
-        if entries.next().is_some() {
-            bail!(
-                "data directory {} exists and is not empty: tidemark initialises a fresh one, \
-                 pass a new path",
-                datadir.display()
-            );
-        }
-    }
-    Ok(datadir)
-}
-
-/// Creates the data directory (mode 0700, owned by the server user). When
-/// the server user cannot reach `requested` (tidemark runs as root and a
-/// parent is private), uses a fresh directory under [`FALLBACK_ROOT`]
-/// instead, says so on stderr and registers it in `scratch`.
-fn create_datadir(requested: &Path, user: &ServerUser, scratch: &mut Scratch) -> Result<PathBuf> {
-    let make = |dir: &Path| std::fs::DirBuilder::new().mode(0o700).create(dir);
-    let Some(blocked) = user.blocked_ancestor(requested) else {
-        if !requested.exists() {
-            make(requested)
-                .with_context(|| format!("cannot create data directory {}", requested.display()))?;
-        }
-        user.chown_tree(requested)?;
-        return Ok(requested.to_path_buf());
-    };
-    let unreachable = || {
-        anyhow!(
-            "the PostgreSQL server runs as user '{}', which cannot enter {}: choose a results \
-             directory '{}' can reach, e.g. under /tmp or /var/tmp",
-            user.name(),
-            blocked.display(),
-            user.name()
-        )
-    };
-    let root = Path::new(FALLBACK_ROOT);
-    if !root.exists() {
-        std::fs::create_dir_all(root).map_err(|_| unreachable())?;
-        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-        std::fs::set_permissions(root, mode).map_err(|_| unreachable())?;
-    }
-    let name = requested.file_name().unwrap_or_default().to_string_lossy();
-    for n in 0..1000 {
-        let dir = root.join(format!("{name}-{}-{n}", std::process::id()));
-        match make(&dir) {
-            Ok(()) => {
-                scratch.0.push(dir.clone());
-                if user.blocked_ancestor(&dir).is_some() {
-                    return Err(unreachable());
-                }
-                user.chown_tree(&dir)?;
-                eprintln!(
-                    "tidemark: user '{}' cannot enter {}, so the PostgreSQL data directory is {} \
-                     (removed when the server stops)",
-                    user.name(),
-                    blocked.display(),
-                    dir.display()
-                );
-                return Ok(dir);
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(_) => return Err(unreachable()),
-        }
-    }
-    Err(unreachable())
-}
-
 /// Runs initdb; its output goes to `log`, which the error names.
 fn run_initdb(bin: &PgBinaries, user: &ServerUser, datadir: &Path, log: &Path) -> Result<()> {
     let mut initdb = tool(bin, "initdb", user);
@@ -552,48 +424,16 @@ fn run_initdb(bin: &PgBinaries, user: &ServerUser, datadir: &Path, log: &Path) -
     Ok(())
 }
 
-/// `<parent>/<datadir name>.<suffix>`: logs live beside the data directory.
-fn sibling_file(datadir: &Path, suffix: &str) -> PathBuf {
-    let name = datadir.file_name().unwrap_or_default().to_string_lossy();
-    datadir.with_file_name(format!("{name}.{suffix}"))
-}
-
-fn log_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
-}
-
 /// The data directory as socket directory, unless the socket path would be
 /// too long; then a fresh directory under /tmp, registered in `scratch`.
-fn socket_dir_for(
+fn pg_socket_dir(
     datadir: &Path,
     port: u16,
     user: &ServerUser,
     scratch: &mut Scratch,
 ) -> Result<PathBuf> {
-    let socket_name = format!("/.s.PGSQL.{port}");
-    if datadir.as_os_str().len() + socket_name.len() <= MAX_SOCKET_PATH {
-        return Ok(datadir.to_path_buf());
-    }
-    for n in 0..1000 {
-        let dir = PathBuf::from(format!(
-            "/tmp/tidemark-pg-{}-{port}-{n}",
-            std::process::id()
-        ));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => {
-                scratch.0.push(dir.clone());
-                user.chown_tree(&dir)?;
-                return Ok(dir);
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    bail!("cannot create a socket directory under /tmp")
+    let socket_name = format!(".s.PGSQL.{port}");
+    socket_dir_for(datadir, &socket_name, &format!("pg-{port}"), user, scratch)
 }
 
 #[cfg(test)]
@@ -601,36 +441,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn logs_sit_beside_the_data_directory() {
-        let log = sibling_file(Path::new("/r/pg.quick"), "log");
-        assert_eq!(log, Path::new("/r/pg.quick.log"));
-        let initdb = sibling_file(Path::new("/r/data"), "initdb.log");
-        assert_eq!(initdb, Path::new("/r/data.initdb.log"));
-    }
-
-    #[test]
-    fn data_directory_must_be_new_or_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        let fresh = checked_datadir_path(&dir.path().join("a/b/data")).unwrap();
-        assert!(fresh.is_absolute() && fresh.ends_with("a/b/data"));
-        assert!(fresh.parent().unwrap().is_dir());
-        std::fs::create_dir(&fresh).unwrap();
-        assert_eq!(checked_datadir_path(&fresh).unwrap(), fresh);
-        std::fs::write(fresh.join("PG_VERSION"), "15").unwrap();
-        let err = checked_datadir_path(&fresh).unwrap_err().to_string();
-        assert!(err.ends_with(
-            "exists and is not empty: tidemark initialises a fresh one, pass a new path"
-        ));
-    }
-
-    #[test]
     fn short_socket_dir_only_for_long_paths() {
         let mut scratch = Scratch::default();
         let short = Path::new("/tmp/x/data");
-        let dir = socket_dir_for(short, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        let dir = pg_socket_dir(short, 5432, &ServerUser::Current, &mut scratch).unwrap();
         assert_eq!(dir, short);
         let long = PathBuf::from(format!("/tmp/{}", "d".repeat(100)));
-        let dir = socket_dir_for(&long, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        let dir = pg_socket_dir(&long, 5432, &ServerUser::Current, &mut scratch).unwrap();
         assert!(dir.starts_with("/tmp") && dir.is_dir(), "{}", dir.display());
         scratch.remove();
         assert!(!dir.exists());
