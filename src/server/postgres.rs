@@ -19,7 +19,7 @@ pub mod named;
 mod preflight;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
@@ -37,7 +37,8 @@ use super::datadir::{
     Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
     socket_dir_for,
 };
-use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
+use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
+use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
 use crate::db::Conn;
 use crate::db::postgres::{PgConn, PgConnectOptions};
 
@@ -119,16 +120,7 @@ impl ManagedPostgres {
         check_override_syntax(&opts.overrides)?;
         let port = choose_port(opts.port)?;
         let user = ServerUser::detect("postgres")?;
-        if let Some(dir) = user.blocked_ancestor(&bin.program("postgres")) {
-            bail!(
-                "the PostgreSQL binaries in {} cannot be run by user '{}' ({} is not searchable \
-                 for it): use binaries installed where '{}' can reach them",
-                bin.bindir.display(),
-                user.name(),
-                dir.display(),
-                user.name()
-            );
-        }
+        check_binaries_reachable(&user, &bin.program("postgres"), &bin.bindir, "PostgreSQL")?;
         let requested = checked_datadir_path(&opts.datadir)?;
         let unlisted = unlisted_names(bin, &user, &opts.overrides)?;
 
@@ -196,33 +188,13 @@ impl ManagedPostgres {
 
     /// Polls until `SELECT 1` works, the server exits, or `timeout` passes.
     fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
-        let deadline = Instant::now() + timeout;
         let mut opts = self.connect_options();
         opts.dbname = "postgres".to_string();
-        loop {
-            let log = self.server.log_path().to_path_buf();
-            if let Some(status) = self.server.exit_status() {
-                bail!(
-                    "PostgreSQL exited during startup ({status}); last lines of {}:\n{}",
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            let err = match PgConn::connect(&opts).and_then(|mut c| c.query_text("SELECT 1")) {
-                Ok(_) => return Ok(()),
-                Err(err) => err,
-            };
-            if Instant::now() >= deadline {
-                bail!(
-                    "PostgreSQL did not accept connections within {} s (last error: {err}); \
-                     last lines of {}:\n{}",
-                    timeout.as_secs(),
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let pause = Duration::from_millis(50);
+        wait_until_ready(&mut self.server, "PostgreSQL", timeout, pause, || {
+            PgConn::connect(&opts).and_then(|mut c| c.query_text("SELECT 1"))
+        })?;
+        Ok(())
     }
 
     fn create_database(&mut self) -> Result<()> {
@@ -369,26 +341,13 @@ impl ManagedPostgres {
             return Ok(());
         }
         self.stopped = true;
-        let outcome = self.server.stop(Signal::SIGINT, SHUTDOWN_GRACE);
-        self.scratch.remove();
-        let log = self.server.log_path();
-        match outcome {
-            StopOutcome::Stopped(_) => Ok(()),
-            StopOutcome::AlreadyExited(status) => bail!(
-                "PostgreSQL (pid {}) had already exited ({status}) before tidemark stopped it; \
-                 last lines of {}:\n{}",
-                self.server.pid(),
-                log.display(),
-                log_tail(log, 20)
-            ),
-            StopOutcome::Forced(signal, _) => bail!(
-                "PostgreSQL (pid {}) did not shut down within {} s of SIGINT and was stopped \
-                 with {signal}; see {}",
-                self.server.pid(),
-                SHUTDOWN_GRACE.as_secs(),
-                log.display()
-            ),
-        }
+        stop_server(
+            &mut self.server,
+            "PostgreSQL",
+            Signal::SIGINT,
+            SHUTDOWN_GRACE,
+            &mut self.scratch,
+        )
     }
 }
 
