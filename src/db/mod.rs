@@ -11,6 +11,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod socket;
 pub mod sqlite;
+pub(crate) mod url;
 
 use std::fmt;
 
