@@ -7,10 +7,10 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::lifecycle::stop_and_clean;
-use super::postgres::ManagedPostgres;
+use super::postgres::{ManagedPostgres, NON_DEFAULT_SETTINGS};
 use super::{TargetInfo, TargetServer};
 use crate::db::postgres::{PgConn, PgConnectOptions, PgConnector};
-use crate::db::{Conn, Connector, Dialect};
+use crate::db::{Conn, Connector, Dialect, name_value_pairs};
 
 /// A PostgreSQL target.
 pub struct PostgresTarget {
@@ -39,20 +39,7 @@ impl PostgresTarget {
             .with_context(|| format!("cannot connect to {}", opts.display_url()))?;
         let version = first_value(&mut conn, "SELECT version()")?;
         let number = first_value(&mut conn, "SHOW server_version")?;
-        let settings = conn
-            .query_text(
-                "SELECT name, current_setting(name) FROM pg_settings \
-                 WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name",
-            )?
-            .into_iter()
-            .map(|r| {
-                let mut it = r.into_iter();
-                (
-                    it.next().flatten().unwrap_or_default(),
-                    it.next().flatten().unwrap_or_default(),
-                )
-            })
-            .collect();
+        let settings = name_value_pairs(conn.query_text(NON_DEFAULT_SETTINGS)?);
         let info = TargetInfo {
             spec: opts.display_url(),
             label: label_for(&number),
@@ -74,12 +61,7 @@ impl PostgresTarget {
 }
 
 fn first_value(conn: &mut dyn Conn, sql: &str) -> anyhow::Result<String> {
-    Ok(conn
-        .query_text(sql)?
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next().flatten())
-        .unwrap_or_default())
+    Ok(crate::db::first_value(conn.query_text(sql)?).unwrap_or_default())
 }
 
 impl TargetServer for PostgresTarget {

@@ -39,14 +39,20 @@ use super::datadir::{
 };
 use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
 use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
-use crate::db::Conn;
 use crate::db::postgres::{PgConn, PgConnectOptions};
+use crate::db::{Conn, first_value, name_value_pairs};
 
 /// The superuser `initdb` creates and tidemark connects as.
 pub const SUPERUSER: &str = "tidemark";
 /// How long a fast shutdown may take before [`ManagedPostgres::stop`]
 /// escalates (a shutdown checkpoint of a large buffer pool takes a while).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
+
+/// The settings the configuration set (not defaults, not per session), by
+/// name, as `SHOW` prints them; what the store records of a PostgreSQL
+/// server, managed or external.
+pub const NON_DEFAULT_SETTINGS: &str = "SELECT name, current_setting(name) FROM pg_settings \
+     WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
 
 /// Everything [`ManagedPostgres::start`] needs.
 #[derive(Clone, Debug)]
@@ -245,10 +251,7 @@ impl ManagedPostgres {
             .map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
         let mut one = |sql: &str| -> Result<String> {
             let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
-            rows.into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next().flatten())
-                .context(sql.to_string())
+            first_value(rows).context(sql.to_string())
         };
         let version = one("SELECT version()")?;
         let server_version = one("SHOW server_version")?;
@@ -257,17 +260,8 @@ impl ManagedPostgres {
             .next()
             .unwrap_or_default()
             .to_string();
-        let sql = "SELECT name, current_setting(name) FROM pg_settings \
-                   WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
-        let settings = conn
-            .query_text(sql)
-            .map_err(|e| anyhow!("{sql}: {e}"))?
-            .into_iter()
-            .filter_map(|row| {
-                let mut cols = row.into_iter();
-                Some((cols.next()??, cols.next()?.unwrap_or_default()))
-            })
-            .collect();
+        let sql = NON_DEFAULT_SETTINGS;
+        let settings = name_value_pairs(conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?);
         let mut extra = serde_json::json!({
             "bindir": self.bin.bindir,
             "source": self.bin.source,

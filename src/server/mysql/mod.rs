@@ -36,8 +36,8 @@ use super::datadir::{
 };
 use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
 use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
-use crate::db::Conn;
 use crate::db::mysql::{MyConn, MyConnectOptions};
+use crate::db::{Conn, first_value, name_value_pairs};
 
 /// The account tidemark creates and connects as (no password, loopback only).
 pub const USER: &str = "tidemark";
@@ -494,28 +494,16 @@ pub fn non_default_variables(conn: &mut MyConn, flavor: Flavor) -> Result<Vec<(S
              WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1"
         }
     };
-    Ok(conn
-        .query_text(sql)
-        .map_err(|e| anyhow!("{sql}: {e}"))?
-        .into_iter()
-        .filter_map(|row| {
-            let mut cols = row.into_iter();
-            Some((cols.next()??, cols.next()?.unwrap_or_default()))
-        })
-        .collect())
+    let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+    Ok(name_value_pairs(rows))
 }
 
 /// Version text and the session character set variables of a client
 /// connection (the seeds lost weeks to a client that silently changed it).
 pub fn describe_connection(conn: &mut MyConn) -> Result<serde_json::Value> {
     let mut one = |sql: &str| -> Result<String> {
-        Ok(conn
-            .query_text(sql)
-            .map_err(|e| anyhow!("{sql}: {e}"))?
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next().flatten())
-            .unwrap_or_default())
+        let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+        Ok(first_value(rows).unwrap_or_default())
     };
     let version = one("SELECT VERSION()")?;
     let comment = one("SELECT @@version_comment")?;
