@@ -11,6 +11,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod socket;
 pub mod sqlite;
+pub(crate) mod url;
 
 use std::fmt;
 
@@ -99,6 +100,25 @@ impl std::error::Error for DbError {}
 
 /// Rows of an administrative query, every value as text (NULL = `None`).
 pub type TextRows = Vec<Vec<Option<String>>>;
+
+/// The first column of the first row (`None` when there is no row or the
+/// value is NULL).
+pub fn first_value(rows: TextRows) -> Option<String> {
+    rows.into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+}
+
+/// Two-column rows as `(name, value)` pairs: a row without a name is
+/// skipped, a NULL value becomes empty.
+pub fn name_value_pairs(rows: TextRows) -> Vec<(String, String)> {
+    rows.into_iter()
+        .filter_map(|row| {
+            let mut cols = row.into_iter();
+            Some((cols.next()??, cols.next()?.unwrap_or_default()))
+        })
+        .collect()
+}
 
 /// One client connection. Implementations must keep `execute` and
 /// `execute_text` free of heap allocation once warmed up.

@@ -107,21 +107,17 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
     for t in &plan.targets {
         match &t.spec {
             TargetSpec::ManagedPostgres { source, config } => {
-                let bins = pg_binaries(plan, source, say)
-                    .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
-                // settings = the run-wide -c ones, then the target's own.
-                let run_wide = &t.settings[..t.settings.len() - t.own_settings.len()];
+                let bins = pg_binaries(plan, source, say).map_err(in_target(t))?;
                 let choice = ConfigChoice::resolve(config.as_deref().unwrap_or("base"))
-                    .map_err(|e| anyhow::anyhow!("target {}: {e}", t.spec_text))?;
-                let pre = Preflight::new(&bins)
-                    .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
+                    .map_err(in_target(t))?;
+                let pre = Preflight::new(&bins).map_err(in_target(t))?;
                 let checked = check_layers(
                     &LayerInputs {
                         target: &t.spec_text,
                         profile: plan.profile.server_size(),
                         sizing_lines: &sizing_lines,
                         config: &choice,
-                        run_wide,
+                        run_wide: run_wide(t),
                         own: &t.own_settings,
                     },
                     &bins,
@@ -161,16 +157,14 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                     .spec
                     .config()
                     .unwrap_or(crate::server::mysql::DEFAULT_CONFIG);
-                // settings = the run-wide -c ones, then the target's own.
-                let run_wide = &t.settings[..t.settings.len() - t.own_settings.len()];
                 crate::server::mysql::check_settings(
                     &bins,
                     plan.profile.server_size(),
                     config,
-                    run_wide,
+                    run_wide(t),
                     &t.own_settings,
                 )
-                .map_err(|e| anyhow::anyhow!("target {}: {e:#}", t.spec_text))?;
+                .map_err(in_target(t))?;
                 out.push(Provider::ManagedMysql(bins));
             }
             TargetSpec::ExternalMysql { url } => {
@@ -182,6 +176,17 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
         }
     }
     Ok(out)
+}
+
+/// The `-c` settings of the whole run: a target's settings are these, then
+/// its own.
+fn run_wide(t: &TargetPlan) -> &[(String, String)] {
+    &t.settings[..t.settings.len() - t.own_settings.len()]
+}
+
+/// Turns an error about target `t` into one that names it.
+fn in_target<E: std::fmt::Display>(t: &TargetPlan) -> impl Fn(E) -> anyhow::Error + '_ {
+    move |e| anyhow::anyhow!("target {}: {e:#}", t.spec_text)
 }
 
 /// Unless the user allowed it, refuses a database holding benchmark tables
@@ -304,6 +309,7 @@ pub fn provide(
     target: &TargetPlan,
     provider: Provider,
 ) -> anyhow::Result<Box<dyn TargetServer>> {
+    let dir_for = |name: &str| server_dir(&plan.results_dir, run_id, pos, repetition, name);
     match provider {
         Provider::ManagedPostgres(prepared) => {
             let PreparedPg {
@@ -311,13 +317,7 @@ pub fn provide(
                 config_name,
                 config,
             } = *prepared;
-            let dir = server_dir(
-                &plan.results_dir,
-                run_id,
-                pos,
-                repetition,
-                &format!("pg{}", bins.version),
-            );
+            let dir = dir_for(&format!("pg{}", bins.version));
             let server = ManagedPostgres::start(ManagedPgOptions {
                 bindir: bins.clone(),
                 datadir: dir.join("data"),
@@ -345,13 +345,7 @@ pub fn provide(
             }
             .unwrap_or_else(|| "base".to_string());
             let prefix = bins.flavor.label_prefix();
-            let dir = server_dir(
-                &plan.results_dir,
-                run_id,
-                pos,
-                repetition,
-                &format!("{prefix}{}", bins.version),
-            );
+            let dir = dir_for(&format!("{prefix}{}", bins.version));
             let mut opts = ManagedMyOptions::for_profile(
                 bins.clone(),
                 dir.join("data"),

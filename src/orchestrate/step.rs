@@ -58,6 +58,22 @@ pub fn qps_line(result: &StepResult) -> StepLine {
     }
 }
 
+/// What runs a step's clients: it gets the target's connector, the cancel
+/// flag and a progress callback, and returns the step's result.
+pub trait StepRun:
+    FnOnce(&dyn Connector, &AtomicBool, &mut dyn FnMut(&Progress<'_>)) -> Result<StepResult, DbError>
+{
+}
+
+impl<F> StepRun for F where
+    F: FnOnce(
+        &dyn Connector,
+        &AtomicBool,
+        &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, DbError>
+{
+}
+
 impl StepContext<'_> {
     /// Runs one step with `run`, stores it in one transaction with its
     /// plans, prints its line, and returns the result. `run` gets the
@@ -70,11 +86,7 @@ impl StepContext<'_> {
         total: usize,
         info: &StepInfo,
         plans: &[(String, String)],
-        run: impl FnOnce(
-            &dyn Connector,
-            &AtomicBool,
-            &mut dyn FnMut(&Progress<'_>),
-        ) -> Result<StepResult, DbError>,
+        run: impl StepRun,
     ) -> anyhow::Result<StepResult> {
         self.measure_with(seq, total, info, plans, run, &qps_line)
     }
@@ -87,11 +99,7 @@ impl StepContext<'_> {
         total: usize,
         info: &StepInfo,
         plans: &[(String, String)],
-        run: impl FnOnce(
-            &dyn Connector,
-            &AtomicBool,
-            &mut dyn FnMut(&Progress<'_>),
-        ) -> Result<StepResult, DbError>,
+        run: impl StepRun,
         describe: &dyn Fn(&StepResult) -> StepLine,
     ) -> anyhow::Result<StepResult> {
         self.measure_per_op(seq, total, info, plans, run, describe, &|r| {
@@ -111,11 +119,7 @@ impl StepContext<'_> {
         total: usize,
         info: &StepInfo,
         plans: &[(String, String)],
-        run: impl FnOnce(
-            &dyn Connector,
-            &AtomicBool,
-            &mut dyn FnMut(&Progress<'_>),
-        ) -> Result<StepResult, DbError>,
+        run: impl StepRun,
         describe: &dyn Fn(&StepResult) -> StepLine,
         per_op: &dyn Fn(&StepResult) -> OpRates,
     ) -> anyhow::Result<StepResult> {

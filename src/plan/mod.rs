@@ -3,6 +3,8 @@
 //! user can fix is reported here as one line naming the fix.
 
 pub mod file;
+mod profile;
+mod sets;
 pub mod sizing;
 pub mod target;
 
@@ -10,215 +12,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::server::postgres::named::config_set;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
+pub use profile::{Overrides, Profile, Suite};
+use profile::{ibench_params, sysbench_params};
+use sets::expand_config_set;
 pub use sizing::{Sizing, SizingChoice};
 pub use target::{TargetSpec, join_target_settings, parse_setting, split_target_settings};
-
-/// The benchmark suites tidemark can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    Sysbench,
-    /// The Insert Benchmark.
-    Ibench,
-    /// sysbench, then the Insert Benchmark, on each target.
-    All,
-}
-
-impl Suite {
-    pub fn parse(s: &str) -> Result<Suite, String> {
-        match s {
-            "sysbench" => Ok(Suite::Sysbench),
-            "ibench" => Ok(Suite::Ibench),
-            "all" => Ok(Suite::All),
-            other => Err(format!(
-                "unknown suite '{other}': use --suite sysbench, ibench or all"
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Suite::Sysbench => "sysbench",
-            Suite::Ibench => "ibench",
-            Suite::All => "all",
-        }
-    }
-
-    /// Whether the sysbench suite runs.
-    pub fn runs_sysbench(self) -> bool {
-        matches!(self, Suite::Sysbench | Suite::All)
-    }
-
-    /// Whether the Insert Benchmark runs.
-    pub fn runs_ibench(self) -> bool {
-        matches!(self, Suite::Ibench | Suite::All)
-    }
-}
-
-/// Named sizes of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// CI-sized: the whole suite in a few minutes on 2 cores.
-    Quick,
-    /// The seeds' small server: 1 table × 50M rows, 1 client, 600 s / 900 s.
-    Small,
-    /// The seeds' large servers: 8 tables × 10M rows, many clients.
-    Large,
-    /// Insert Benchmark with the database cached: 8 clients, 10M/16M/4M rows.
-    CpuBound,
-    /// Insert Benchmark larger than memory: 8 clients, 250M/4M/1M rows.
-    IoBound,
-}
-
-impl Profile {
-    pub const NAMES: &'static str = "quick, small, large, cpu-bound, io-bound";
-
-    pub fn parse(s: &str) -> Result<Profile, String> {
-        match s {
-            "quick" => Ok(Profile::Quick),
-            "small" => Ok(Profile::Small),
-            "large" => Ok(Profile::Large),
-            "cpu-bound" => Ok(Profile::CpuBound),
-            "io-bound" => Ok(Profile::IoBound),
-            other => Err(format!(
-                "unknown profile '{other}': use one of {}",
-                Profile::NAMES
-            )),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Small => "small",
-            Profile::Large => "large",
-            Profile::CpuBound => "cpu-bound",
-            Profile::IoBound => "io-bound",
-        }
-    }
-
-    /// The size of the server configuration this profile ships with
-    /// (`config/postgres/<size>.conf`).
-    pub fn server_size(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Small => "small",
-            Profile::Large | Profile::CpuBound | Profile::IoBound => "large",
-        }
-    }
-
-    /// The profile's Insert Benchmark numbers before overrides; `None` for
-    /// the sysbench-only profiles. Row counts are per client table (X, Y,
-    /// Z in the seeds).
-    pub fn ibench(self) -> Option<IbenchParams> {
-        let (clients, x, y, z, secs, scale) = match self {
-            Profile::Quick => (2, 200_000, 80_000, 20_000, 10.0, 0.05),
-            Profile::CpuBound => (8, 10_000_000, 16_000_000, 4_000_000, 1800.0, 1.0),
-            Profile::IoBound => (8, 250_000_000, 4_000_000, 1_000_000, 1800.0, 1.0),
-            Profile::Small | Profile::Large => return None,
-        };
-        Some(IbenchParams {
-            clients,
-            rows_load: x,
-            rows_l_i1: y,
-            rows_l_i2: z,
-            query_secs: secs,
-            insert_rates: vec![100, 500, 1000],
-            wait_scale: scale,
-            one_table: false,
-            seed: 1,
-        })
-    }
-
-    /// Whether the profile has sysbench sizes.
-    pub fn has_sysbench(self) -> bool {
-        matches!(self, Profile::Quick | Profile::Small | Profile::Large)
-    }
-
-    /// Default seconds between targets: none for the CI-sized profile, a
-    /// minute for the others so write-back of the last server settles.
-    pub fn settle_secs(self) -> f64 {
-        match self {
-            Profile::Quick => 0.0,
-            Profile::Small | Profile::Large | Profile::CpuBound | Profile::IoBound => 60.0,
-        }
-    }
-
-    /// The profile's sysbench numbers before overrides (the Insert
-    /// Benchmark profiles, which have none, get `large`'s).
-    pub fn sysbench(self) -> SysbenchParams {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        match self {
-            Profile::Quick => SysbenchParams {
-                tables: 1,
-                table_size: 100_000,
-                threads: 1,
-                read_secs: 5.0,
-                write_secs: 5.0,
-                warmup_secs: 1.0,
-                scan_warm_secs: 5.0,
-                postwrite_scale: 0.05,
-                seed: 1,
-            },
-            Profile::Small => SysbenchParams {
-                tables: 1,
-                table_size: 50_000_000,
-                threads: 1,
-                read_secs: 600.0,
-                write_secs: 900.0,
-                warmup_secs: 5.0,
-                scan_warm_secs: 60.0,
-                postwrite_scale: 1.0,
-                seed: 1,
-            },
-            Profile::Large | Profile::CpuBound | Profile::IoBound => SysbenchParams {
-                tables: 8,
-                table_size: 10_000_000,
-                threads: cores.max(2),
-                read_secs: 600.0,
-                write_secs: 900.0,
-                warmup_secs: 5.0,
-                scan_warm_secs: 60.0,
-                postwrite_scale: 1.0,
-                seed: 1,
-            },
-        }
-    }
-}
-
-/// Overrides of a profile's numbers, each `None` when not given.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Overrides {
-    pub tables: Option<u32>,
-    pub table_size: Option<u64>,
-    pub threads: Option<u32>,
-    pub read_secs: Option<f64>,
-    pub write_secs: Option<f64>,
-    pub warmup_secs: Option<f64>,
-    pub scan_warm_secs: Option<f64>,
-    pub postwrite_scale: Option<f64>,
-    pub seed: Option<u64>,
-    /// Insert Benchmark: clients (one table each).
-    pub clients: Option<u32>,
-    /// Insert Benchmark: rows per table in l.i0, l.i1, l.i2.
-    pub rows_load: Option<u64>,
-    pub rows_l_i1: Option<u64>,
-    pub rows_l_i2: Option<u64>,
-    /// Insert Benchmark: nominal seconds of each query step.
-    pub query_secs: Option<f64>,
-    /// Insert Benchmark: background insert rates of the query steps.
-    pub insert_rates: Option<Vec<u32>>,
-    /// Insert Benchmark: fraction of the wait after l.i2.
-    pub wait_scale: Option<f64>,
-    /// Insert Benchmark: all clients on one table.
-    pub one_table: bool,
-}
 
 /// One target of the plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -317,55 +118,15 @@ impl Plan {
         let kept = input.clone();
         let suite = Suite::parse(&input.suite)?;
         let profile = Profile::parse(&input.profile)?;
-        let mut p = profile.sysbench();
         let o = &input.overrides;
-        macro_rules! set {
-            ($f:ident) => {
-                if let Some(v) = o.$f {
-                    p.$f = v;
-                }
-            };
-        }
-        set!(tables);
-        set!(table_size);
-        set!(threads);
-        set!(read_secs);
-        set!(write_secs);
-        set!(warmup_secs);
-        set!(scan_warm_secs);
-        set!(postwrite_scale);
-        set!(seed);
-        if p.tables == 0 {
-            return Err("--tables must be at least 1".into());
-        }
-        if p.table_size == 0 {
-            return Err("--table-size must be at least 1".into());
-        }
-        if p.threads == 0 {
-            return Err("--threads must be at least 1".into());
-        }
-        for (name, v) in [
-            ("--read-secs", p.read_secs),
-            ("--write-secs", p.write_secs),
-            ("--scan-warm-secs", p.scan_warm_secs),
-        ] {
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(format!("{name} must be a positive number of seconds"));
-            }
-        }
-        if !(p.warmup_secs >= 0.0 && p.warmup_secs.is_finite()) {
-            return Err("--warmup-secs must be zero or a positive number of seconds".into());
-        }
-        if !(p.postwrite_scale >= 0.0 && p.postwrite_scale.is_finite()) {
-            return Err("--postwrite-scale must be zero or a positive factor".into());
-        }
+        let p = sysbench_params(profile, o)?;
         if suite.runs_sysbench() && !profile.has_sysbench() {
             return Err(format!(
                 "profile {} is an Insert Benchmark profile: use --suite ibench, or --profile quick, small or large for sysbench",
                 profile.as_str()
             ));
         }
-        let ibench = build_ibench(suite, profile, o)?;
+        let ibench = ibench_params(suite, profile, o)?;
         if suite.runs_ibench() && input.reuse_tables {
             return Err(
                 "--reuse-tables applies to sysbench only: the Insert Benchmark always loads its tables (pass --drop-existing to replace existing pi tables)".into(),
@@ -499,173 +260,11 @@ impl Plan {
     }
 }
 
-/// The Insert Benchmark numbers: the profile's, then the overrides,
-/// validated when the suite runs it.
-fn build_ibench(suite: Suite, profile: Profile, o: &Overrides) -> Result<IbenchParams, String> {
-    let mut p = match profile.ibench() {
-        Some(p) => p,
-        None if suite.runs_ibench() => {
-            return Err(format!(
-                "profile {} has no Insert Benchmark sizes: use --profile quick, cpu-bound or io-bound with --suite {}",
-                profile.as_str(),
-                suite.as_str()
-            ));
-        }
-        None => Profile::Quick.ibench().expect("quick has ibench sizes"),
-    };
-    if let Some(v) = o.clients {
-        p.clients = v;
-    }
-    if let Some(v) = o.rows_load {
-        p.rows_load = v;
-    }
-    if let Some(v) = o.rows_l_i1 {
-        p.rows_l_i1 = v;
-    }
-    if let Some(v) = o.rows_l_i2 {
-        p.rows_l_i2 = v;
-    }
-    if let Some(v) = o.query_secs {
-        p.query_secs = v;
-    }
-    if let Some(v) = &o.insert_rates {
-        p.insert_rates = v.clone();
-    }
-    if let Some(v) = o.wait_scale {
-        p.wait_scale = v;
-    }
-    if let Some(v) = o.seed {
-        p.seed = v;
-    }
-    p.one_table |= o.one_table;
-    if !suite.runs_ibench() {
-        return Ok(p);
-    }
-    if p.clients == 0 {
-        return Err("--clients must be at least 1".into());
-    }
-    if p.rows_load == 0 {
-        return Err("--rows-load must be at least 1 (the deleters need rows to delete)".into());
-    }
-    if !(p.query_secs > 0.0 && p.query_secs.is_finite()) {
-        return Err("--query-secs must be a positive number of seconds".into());
-    }
-    if p.insert_rates.is_empty() || p.insert_rates.contains(&0) {
-        return Err("--insert-rates must list rates of at least 1 row/s, e.g. 100,500,1000".into());
-    }
-    if !(p.wait_scale >= 0.0 && p.wait_scale.is_finite()) {
-        return Err("--wait-scale must be zero or a positive factor".into());
-    }
-    Ok(p)
-}
-
-/// A shipped config set: its configs and the family of targets it is for.
-fn find_config_set(name: &str) -> Result<(&'static [String], ConfigFamily), String> {
-    if let Some(set) = config_set(name) {
-        return Ok((&set.configs, ConfigFamily::Postgres));
-    }
-    if let Some(set) = crate::server::mysql::named::my_config_set(name) {
-        return Ok((&set.configs, ConfigFamily::Mysql));
-    }
-    let names: Vec<&str> = crate::server::postgres::named::config_sets()
-        .iter()
-        .map(|s| s.name.as_str())
-        .chain(
-            crate::server::mysql::named::my_config_sets()
-                .iter()
-                .map(|s| s.name.as_str()),
-        )
-        .collect();
-    Err(format!(
-        "unknown config set '{name}': use one of {}",
-        names.join(", ")
-    ))
-}
-
-/// Which targets a config set configures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ConfigFamily {
-    Postgres,
-    Mysql,
-}
-
-impl ConfigFamily {
-    fn of(spec: &TargetSpec) -> Option<ConfigFamily> {
-        match spec {
-            TargetSpec::ManagedPostgres { .. } => Some(ConfigFamily::Postgres),
-            TargetSpec::ManagedMysql { .. } => Some(ConfigFamily::Mysql),
-            _ => None,
-        }
-    }
-
-    /// What a set of this family is for, and the sets of the other one.
-    fn mismatch(self, set: &str, target: &str, spec: &TargetSpec) -> String {
-        let is = match spec {
-            TargetSpec::ManagedPostgres { .. } => "PostgreSQL",
-            TargetSpec::ManagedMysql { flavor, .. } => flavor.title(),
-            _ => "SQLite",
-        };
-        let (for_whom, others): (&str, Vec<&str>) = match self {
-            ConfigFamily::Postgres => (
-                "PostgreSQL targets",
-                crate::server::mysql::named::my_config_sets()
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect(),
-            ),
-            ConfigFamily::Mysql => (
-                "MySQL/MariaDB targets",
-                crate::server::postgres::named::config_sets()
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect(),
-            ),
-        };
-        let fix = match ConfigFamily::of(spec) {
-            Some(_) => format!("use one of {}", others.join(", ")),
-            None => "SQLite targets name their config after + (wal, wal-full, delete)".into(),
-        };
-        format!("--config-set {set} is for {for_whom}, and target '{target}' is {is}: {fix}")
-    }
-}
-
-/// Targets after `--config-set`: each target once per config of the set,
-/// target by target, keeping its own settings. The set must be for the
-/// target's family.
-fn expand_config_set(targets: &[String], set: Option<&str>) -> Result<Vec<String>, String> {
-    let Some(name) = set else {
-        return Ok(targets.to_vec());
-    };
-    let (configs, family) = find_config_set(name)?;
-    let mut out = Vec::new();
-    for text in targets {
-        let (spec_text, own) = split_target_settings(text)?;
-        let spec = TargetSpec::parse(&spec_text)?;
-        if !spec.is_managed() {
-            return Err(format!(
-                "--config-set {name} configures servers tidemark starts, but target '{text}' is external: drop one of them"
-            ));
-        }
-        if ConfigFamily::of(&spec) != Some(family) {
-            return Err(family.mismatch(name, text, &spec));
-        }
-        if let Some(c) = spec.config() {
-            return Err(format!(
-                "target '{text}' names config '{c}' and --config-set {name} gives configs too: drop one of them"
-            ));
-        }
-        for c in configs {
-            out.push(join_target_settings(&format!("{spec_text}+{c}"), &own));
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn input() -> PlanInput {
+    pub(super) fn input() -> PlanInput {
         PlanInput {
             suite: "sysbench".into(),
             profile: "quick".into(),
@@ -691,108 +290,6 @@ mod tests {
         let p = Plan::build(i).unwrap();
         assert_eq!(p.sysbench.threads, 4);
         assert_eq!(p.sysbench.read_secs, 2.5);
-    }
-
-    #[test]
-    fn config_sets_expand_each_target_keeping_its_settings() {
-        let mut i = input();
-        i.targets = vec!["pg@18.4:io_workers=8".into(), "pg@system".into()];
-        i.config_set = Some("pg-io-method".into());
-        i.settings = vec!["work_mem=8MB".into()];
-        let p = Plan::build(i).unwrap();
-        let specs: Vec<&str> = p.targets.iter().map(|t| t.spec_text.as_str()).collect();
-        assert_eq!(
-            specs,
-            [
-                "pg@18.4+cx10b:io_workers=8",
-                "pg@18.4+cx10cw4:io_workers=8",
-                "pg@18.4+cx10d:io_workers=8",
-                "pg@system+cx10b",
-                "pg@system+cx10cw4",
-                "pg@system+cx10d"
-            ]
-        );
-        let first = &p.targets[0];
-        assert_eq!(first.own_settings, [("io_workers".into(), "8".into())]);
-        assert_eq!(first.settings[0], ("work_mem".into(), "8MB".into()));
-        assert_eq!(first.settings.len(), 2);
-        let mut i = input();
-        i.config_set = Some("pg-durability".into());
-        assert_eq!(Plan::build(i).unwrap().targets.len(), 12);
-    }
-
-    #[test]
-    fn mysql_config_sets_expand_to_the_seeds_matrix() {
-        let mut i = input();
-        i.targets = vec![
-            "mysql@/opt/mysql-8.4.7:innodb_io_capacity=500".into(),
-            "mariadb@system".into(),
-        ];
-        i.config_set = Some("my-durability".into());
-        let p = Plan::build(i).unwrap();
-        let specs: Vec<&str> = p.targets.iter().map(|t| t.spec_text.as_str()).collect();
-        let mut want = Vec::new();
-        for head in ["mysql@/opt/mysql-8.4.7", "mariadb@system"] {
-            for bl in 0..2 {
-                for sync in 0..2 {
-                    for dw in ["0", "1", "DO"] {
-                        let own = if head.starts_with("mysql") {
-                            ":innodb_io_capacity=500"
-                        } else {
-                            ""
-                        };
-                        want.push(format!("{head}+bl{bl}_sync{sync}_dw{dw}{own}"));
-                    }
-                }
-            }
-        }
-        assert_eq!(specs, want);
-        assert_eq!(
-            p.targets[2].spec.config(),
-            Some("bl0_sync0_dwDO"),
-            "the config is the target's"
-        );
-        assert_eq!(
-            p.targets[0].own_settings,
-            [("innodb_io_capacity".into(), "500".into())]
-        );
-        let mut i = input();
-        i.targets = vec!["mariadb".into()];
-        i.config_set = Some("my-durability-nodo".into());
-        let p = Plan::build(i).unwrap();
-        assert_eq!(p.targets.len(), 8);
-        assert!(p.targets.iter().all(|t| !t.spec_text.contains("dwDO")));
-        // The wrong family, SQLite and external servers are one-line errors.
-        for (target, set, want) in [
-            (
-                "mariadb@system",
-                "pg-durability",
-                "--config-set pg-durability is for PostgreSQL targets, and target 'mariadb@system' is MariaDB: use one of my-binlog,",
-            ),
-            (
-                "pg@system",
-                "my-durability",
-                "--config-set my-durability is for MySQL/MariaDB targets, and target 'pg@system' is PostgreSQL: use one of pg-durability",
-            ),
-            (
-                "sqlite:/tmp/x.db",
-                "my-binlog",
-                "target 'sqlite:/tmp/x.db' is SQLite: SQLite targets name",
-            ),
-            ("mysql://u@h/d", "my-binlog", "is external"),
-            (
-                "mariadb+binlog",
-                "my-durability",
-                "names config 'binlog' and --config-set",
-            ),
-        ] {
-            let mut i = input();
-            i.targets = vec![target.into()];
-            i.config_set = Some(set.into());
-            let e = Plan::build(i).unwrap_err();
-            assert!(e.contains(want), "{e}");
-            assert!(!e.contains('\n'));
-        }
     }
 
     #[test]

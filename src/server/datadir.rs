@@ -213,17 +213,23 @@ mod tests {
     fn logs_sit_beside_the_data_directory() {
         let log = sibling_file(Path::new("/r/data"), "install.log");
         assert_eq!(log, Path::new("/r/data.install.log"));
+        let log = sibling_file(Path::new("/r/pg.quick"), "log");
+        assert_eq!(log, Path::new("/r/pg.quick.log"));
     }
 
     #[test]
     fn data_directory_must_be_new_or_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let fresh = checked_datadir_path(&dir.path().join("a/data")).unwrap();
-        assert!(fresh.is_absolute() && fresh.parent().unwrap().is_dir());
+        let fresh = checked_datadir_path(&dir.path().join("a/b/data")).unwrap();
+        assert!(fresh.is_absolute() && fresh.ends_with("a/b/data"));
+        assert!(fresh.parent().unwrap().is_dir());
         std::fs::create_dir(&fresh).unwrap();
+        assert_eq!(checked_datadir_path(&fresh).unwrap(), fresh);
         std::fs::write(fresh.join("ibdata1"), "x").unwrap();
         let err = checked_datadir_path(&fresh).unwrap_err().to_string();
-        assert!(err.contains("exists and is not empty"), "{err}");
+        assert!(err.ends_with(
+            "exists and is not empty: tidemark initialises a fresh one, pass a new path"
+        ));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! data directory, configuration, start on loopback, health, and a stop that
 //! always happens (on success, error, Ctrl-C and panic).
 
+pub mod account;
 pub mod datadir;
 pub mod install;
+pub mod lifecycle;
 pub mod mysql;
 pub mod mysql_target;
 pub mod pg_target;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
+use super::lifecycle::stop_and_clean;
 use super::mysql::{Flavor, ManagedMysql, describe_connection, non_default_variables};
 use super::{TargetInfo, TargetServer};
 use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
@@ -108,12 +109,6 @@ impl TargetServer for MysqlTarget {
         let Some(mut server) = self.managed.take() else {
             return Ok(());
         };
-        let datadir = server.datadir().to_path_buf();
-        server.stop()?;
-        if !keep_data && datadir.exists() {
-            std::fs::remove_dir_all(&datadir)
-                .with_context(|| format!("removing the data directory {}", datadir.display()))?;
-        }
-        Ok(())
+        stop_and_clean(server.datadir().to_path_buf(), keep_data, || server.stop())
     }
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use super::postgres::ManagedPostgres;
+use super::lifecycle::stop_and_clean;
+use super::postgres::{ManagedPostgres, NON_DEFAULT_SETTINGS};
 use super::{TargetInfo, TargetServer};
 use crate::db::postgres::{PgConn, PgConnectOptions, PgConnector};
-use crate::db::{Conn, Connector, Dialect};
+use crate::db::{Conn, Connector, Dialect, name_value_pairs};
 
 /// A PostgreSQL target.
 pub struct PostgresTarget {
@@ -38,20 +39,7 @@ impl PostgresTarget {
             .with_context(|| format!("cannot connect to {}", opts.display_url()))?;
         let version = first_value(&mut conn, "SELECT version()")?;
         let number = first_value(&mut conn, "SHOW server_version")?;
-        let settings = conn
-            .query_text(
-                "SELECT name, current_setting(name) FROM pg_settings \
-                 WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name",
-            )?
-            .into_iter()
-            .map(|r| {
-                let mut it = r.into_iter();
-                (
-                    it.next().flatten().unwrap_or_default(),
-                    it.next().flatten().unwrap_or_default(),
-                )
-            })
-            .collect();
+        let settings = name_value_pairs(conn.query_text(NON_DEFAULT_SETTINGS)?);
         let info = TargetInfo {
             spec: opts.display_url(),
             label: label_for(&number),
@@ -73,12 +61,7 @@ impl PostgresTarget {
 }
 
 fn first_value(conn: &mut dyn Conn, sql: &str) -> anyhow::Result<String> {
-    Ok(conn
-        .query_text(sql)?
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next().flatten())
-        .unwrap_or_default())
+    Ok(crate::db::first_value(conn.query_text(sql)?).unwrap_or_default())
 }
 
 impl TargetServer for PostgresTarget {
@@ -106,12 +89,6 @@ impl TargetServer for PostgresTarget {
         let Some(mut server) = self.managed.take() else {
             return Ok(());
         };
-        let datadir = server.datadir().to_path_buf();
-        server.stop()?;
-        if !keep_data && datadir.exists() {
-            std::fs::remove_dir_all(&datadir)
-                .with_context(|| format!("removing the data directory {}", datadir.display()))?;
-        }
-        Ok(())
+        stop_and_clean(server.datadir().to_path_buf(), keep_data, || server.stop())
     }
 }

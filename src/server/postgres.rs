@@ -18,12 +18,8 @@ pub mod layers;
 pub mod named;
 mod preflight;
 
-use std::fs::{File, OpenOptions};
-use std::io::ErrorKind;
-use std::net::TcpListener;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
@@ -36,20 +32,27 @@ pub use self::preflight::{
     FEATURES, Preflight, ProbeDir, feature_for, lacking_features, runs_as_server_user,
 };
 use super::TargetInfo;
-use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
-use crate::db::Conn;
+pub use super::datadir::FALLBACK_ROOT;
+use super::datadir::{
+    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
+    socket_dir_for,
+};
+use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
+use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
 use crate::db::postgres::{PgConn, PgConnectOptions};
+use crate::db::{Conn, first_value, name_value_pairs};
 
 /// The superuser `initdb` creates and tidemark connects as.
 pub const SUPERUSER: &str = "tidemark";
 /// How long a fast shutdown may take before [`ManagedPostgres::stop`]
 /// escalates (a shutdown checkpoint of a large buffer pool takes a while).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
-/// Where the data directory goes when tidemark runs as root and the server
-/// user cannot reach the requested one.
-pub const FALLBACK_ROOT: &str = "/var/tmp/tidemark";
-/// Longest unix socket path Linux accepts (`sun_path` minus the NUL).
-const MAX_SOCKET_PATH: usize = 107;
+
+/// The settings the configuration set (not defaults, not per session), by
+/// name, as `SHOW` prints them; what the store records of a PostgreSQL
+/// server, managed or external.
+pub const NON_DEFAULT_SETTINGS: &str = "SELECT name, current_setting(name) FROM pg_settings \
+     WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
 
 /// Everything [`ManagedPostgres::start`] needs.
 #[derive(Clone, Debug)]
@@ -123,22 +126,13 @@ impl ManagedPostgres {
         check_override_syntax(&opts.overrides)?;
         let port = choose_port(opts.port)?;
         let user = ServerUser::detect("postgres")?;
-        if let Some(dir) = user.blocked_ancestor(&bin.program("postgres")) {
-            bail!(
-                "the PostgreSQL binaries in {} cannot be run by user '{}' ({} is not searchable \
-                 for it): use binaries installed where '{}' can reach them",
-                bin.bindir.display(),
-                user.name(),
-                dir.display(),
-                user.name()
-            );
-        }
+        check_binaries_reachable(&user, &bin.program("postgres"), &bin.bindir, "PostgreSQL")?;
         let requested = checked_datadir_path(&opts.datadir)?;
         let unlisted = unlisted_names(bin, &user, &opts.overrides)?;
 
         // Create the data directory, then the remaining name checks.
         let mut scratch = Scratch::default();
-        let datadir = create_datadir(&requested, &user, &mut scratch)?;
+        let datadir = create_datadir(&requested, &user, "PostgreSQL", &mut scratch)?;
         let mut unsure = Vec::new();
         for (name, value) in unlisted {
             match probe_name(bin, &user, &datadir, &name, true) {
@@ -160,7 +154,7 @@ impl ManagedPostgres {
         }
 
         // Write the configuration and let the server binary check it.
-        let socket_dir = socket_dir_for(&datadir, port, &user, &mut scratch)?;
+        let socket_dir = pg_socket_dir(&datadir, port, &user, &mut scratch)?;
         let socket_str = socket_dir.to_str().context("socket path is not UTF-8")?;
         let config_text = compose_config(&opts.base_config, port, socket_str, &opts.overrides);
         let conf_path = datadir.join("postgresql.conf");
@@ -200,33 +194,13 @@ impl ManagedPostgres {
 
     /// Polls until `SELECT 1` works, the server exits, or `timeout` passes.
     fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
-        let deadline = Instant::now() + timeout;
         let mut opts = self.connect_options();
         opts.dbname = "postgres".to_string();
-        loop {
-            let log = self.server.log_path().to_path_buf();
-            if let Some(status) = self.server.exit_status() {
-                bail!(
-                    "PostgreSQL exited during startup ({status}); last lines of {}:\n{}",
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            let err = match PgConn::connect(&opts).and_then(|mut c| c.query_text("SELECT 1")) {
-                Ok(_) => return Ok(()),
-                Err(err) => err,
-            };
-            if Instant::now() >= deadline {
-                bail!(
-                    "PostgreSQL did not accept connections within {} s (last error: {err}); \
-                     last lines of {}:\n{}",
-                    timeout.as_secs(),
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let pause = Duration::from_millis(50);
+        wait_until_ready(&mut self.server, "PostgreSQL", timeout, pause, || {
+            PgConn::connect(&opts).and_then(|mut c| c.query_text("SELECT 1"))
+        })?;
+        Ok(())
     }
 
     fn create_database(&mut self) -> Result<()> {
@@ -277,10 +251,7 @@ impl ManagedPostgres {
             .map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
         let mut one = |sql: &str| -> Result<String> {
             let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
-            rows.into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next().flatten())
-                .context(sql.to_string())
+            first_value(rows).context(sql.to_string())
         };
         let version = one("SELECT version()")?;
         let server_version = one("SHOW server_version")?;
@@ -289,17 +260,8 @@ impl ManagedPostgres {
             .next()
             .unwrap_or_default()
             .to_string();
-        let sql = "SELECT name, current_setting(name) FROM pg_settings \
-                   WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
-        let settings = conn
-            .query_text(sql)
-            .map_err(|e| anyhow!("{sql}: {e}"))?
-            .into_iter()
-            .filter_map(|row| {
-                let mut cols = row.into_iter();
-                Some((cols.next()??, cols.next()?.unwrap_or_default()))
-            })
-            .collect();
+        let sql = NON_DEFAULT_SETTINGS;
+        let settings = name_value_pairs(conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?);
         let mut extra = serde_json::json!({
             "bindir": self.bin.bindir,
             "source": self.bin.source,
@@ -373,26 +335,13 @@ impl ManagedPostgres {
             return Ok(());
         }
         self.stopped = true;
-        let outcome = self.server.stop(Signal::SIGINT, SHUTDOWN_GRACE);
-        self.scratch.remove();
-        let log = self.server.log_path();
-        match outcome {
-            StopOutcome::Stopped(_) => Ok(()),
-            StopOutcome::AlreadyExited(status) => bail!(
-                "PostgreSQL (pid {}) had already exited ({status}) before tidemark stopped it; \
-                 last lines of {}:\n{}",
-                self.server.pid(),
-                log.display(),
-                log_tail(log, 20)
-            ),
-            StopOutcome::Forced(signal, _) => bail!(
-                "PostgreSQL (pid {}) did not shut down within {} s of SIGINT and was stopped \
-                 with {signal}; see {}",
-                self.server.pid(),
-                SHUTDOWN_GRACE.as_secs(),
-                log.display()
-            ),
-        }
+        stop_server(
+            &mut self.server,
+            "PostgreSQL",
+            Signal::SIGINT,
+            SHUTDOWN_GRACE,
+            &mut self.scratch,
+        )
     }
 }
 
@@ -400,130 +349,6 @@ impl Drop for ManagedPostgres {
     fn drop(&mut self) {
         let _ = self.stop();
     }
-}
-
-/// Directories to remove when the server is gone (or the start failed).
-#[derive(Debug, Default)]
-struct Scratch(Vec<PathBuf>);
-
-impl Scratch {
-    fn remove(&mut self) {
-        for dir in self.0.drain(..) {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        self.remove();
-    }
-}
-
-/// `port` if 127.0.0.1 has it free, or any free port.
-fn choose_port(port: Option<u16>) -> Result<u16> {
-    match port {
-        Some(port) => match TcpListener::bind(("127.0.0.1", port)) {
-            Ok(_) => Ok(port),
-            Err(_) => bail!(
-                "port {port} on 127.0.0.1 is already in use: pass another --port, or omit it \
-                 to pick a free one"
-            ),
-        },
-        None => Ok(TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.local_addr())
-            .context("cannot find a free port on 127.0.0.1")?
-            .port()),
-    }
-}
-
-/// The requested data directory as an absolute UTF-8 path whose parent
-/// exists; it must be new or empty.
-fn checked_datadir_path(datadir: &Path) -> Result<PathBuf> {
-    let name = datadir
-        .file_name()
-        .with_context(|| format!("data directory {} has no final name", datadir.display()))?;
-    let parent = match datadir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(parent)
-        .with_context(|| format!("cannot create {}", parent.display()))?;
-    let datadir = parent.canonicalize()?.join(name);
-    if datadir.to_str().is_none() {
-        bail!("data directory path {} is not UTF-8", datadir.display());
-    }
-    if datadir.exists() {
-        let mut entries = std::fs::read_dir(&datadir).with_context(|| {
-            format!(
-                "data directory {} is not a readable directory",
-                datadir.display()
-            )
-        })?;
-        if entries.next().is_some() {
-            bail!(
-                "data directory {} exists and is not empty: tidemark initialises a fresh one, \
-                 pass a new path",
-                datadir.display()
-            );
-        }
-    }
-    Ok(datadir)
-}
-
-/// Creates the data directory (mode 0700, owned by the server user). When
-/// the server user cannot reach `requested` (tidemark runs as root and a
-/// parent is private), uses a fresh directory under [`FALLBACK_ROOT`]
-/// instead, says so on stderr and registers it in `scratch`.
-fn create_datadir(requested: &Path, user: &ServerUser, scratch: &mut Scratch) -> Result<PathBuf> {
-    let make = |dir: &Path| std::fs::DirBuilder::new().mode(0o700).create(dir);
-    let Some(blocked) = user.blocked_ancestor(requested) else {
-        if !requested.exists() {
-            make(requested)
-                .with_context(|| format!("cannot create data directory {}", requested.display()))?;
-        }
-        user.chown_tree(requested)?;
-        return Ok(requested.to_path_buf());
-    };
-    let unreachable = || {
-        anyhow!(
-            "the PostgreSQL server runs as user '{}', which cannot enter {}: choose a results \
-             directory '{}' can reach, e.g. under /tmp or /var/tmp",
-            user.name(),
-            blocked.display(),
-            user.name()
-        )
-    };
-    let root = Path::new(FALLBACK_ROOT);
-    if !root.exists() {
-        std::fs::create_dir_all(root).map_err(|_| unreachable())?;
-        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-        std::fs::set_permissions(root, mode).map_err(|_| unreachable())?;
-    }
-    let name = requested.file_name().unwrap_or_default().to_string_lossy();
-    for n in 0..1000 {
-        let dir = root.join(format!("{name}-{}-{n}", std::process::id()));
-        match make(&dir) {
-            Ok(()) => {
-                scratch.0.push(dir.clone());
-                if user.blocked_ancestor(&dir).is_some() {
-                    return Err(unreachable());
-                }
-                user.chown_tree(&dir)?;
-                eprintln!(
-                    "tidemark: user '{}' cannot enter {}, so the PostgreSQL data directory is {} \
-                     (removed when the server stops)",
-                    user.name(),
-                    blocked.display(),
-                    dir.display()
-                );
-                return Ok(dir);
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(_) => return Err(unreachable()),
-        }
-    }
-    Err(unreachable())
 }
 
 /// Runs initdb; its output goes to `log`, which the error names.
@@ -552,48 +377,16 @@ fn run_initdb(bin: &PgBinaries, user: &ServerUser, datadir: &Path, log: &Path) -
     Ok(())
 }
 
-/// `<parent>/<datadir name>.<suffix>`: logs live beside the data directory.
-fn sibling_file(datadir: &Path, suffix: &str) -> PathBuf {
-    let name = datadir.file_name().unwrap_or_default().to_string_lossy();
-    datadir.with_file_name(format!("{name}.{suffix}"))
-}
-
-fn log_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
-}
-
 /// The data directory as socket directory, unless the socket path would be
 /// too long; then a fresh directory under /tmp, registered in `scratch`.
-fn socket_dir_for(
+fn pg_socket_dir(
     datadir: &Path,
     port: u16,
     user: &ServerUser,
     scratch: &mut Scratch,
 ) -> Result<PathBuf> {
-    let socket_name = format!("/.s.PGSQL.{port}");
-    if datadir.as_os_str().len() + socket_name.len() <= MAX_SOCKET_PATH {
-        return Ok(datadir.to_path_buf());
-    }
-    for n in 0..1000 {
-        let dir = PathBuf::from(format!(
-            "/tmp/tidemark-pg-{}-{port}-{n}",
-            std::process::id()
-        ));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => {
-                scratch.0.push(dir.clone());
-                user.chown_tree(&dir)?;
-                return Ok(dir);
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    bail!("cannot create a socket directory under /tmp")
+    let socket_name = format!(".s.PGSQL.{port}");
+    socket_dir_for(datadir, &socket_name, &format!("pg-{port}"), user, scratch)
 }
 
 #[cfg(test)]
@@ -601,36 +394,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn logs_sit_beside_the_data_directory() {
-        let log = sibling_file(Path::new("/r/pg.quick"), "log");
-        assert_eq!(log, Path::new("/r/pg.quick.log"));
-        let initdb = sibling_file(Path::new("/r/data"), "initdb.log");
-        assert_eq!(initdb, Path::new("/r/data.initdb.log"));
-    }
-
-    #[test]
-    fn data_directory_must_be_new_or_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        let fresh = checked_datadir_path(&dir.path().join("a/b/data")).unwrap();
-        assert!(fresh.is_absolute() && fresh.ends_with("a/b/data"));
-        assert!(fresh.parent().unwrap().is_dir());
-        std::fs::create_dir(&fresh).unwrap();
-        assert_eq!(checked_datadir_path(&fresh).unwrap(), fresh);
-        std::fs::write(fresh.join("PG_VERSION"), "15").unwrap();
-        let err = checked_datadir_path(&fresh).unwrap_err().to_string();
-        assert!(err.ends_with(
-            "exists and is not empty: tidemark initialises a fresh one, pass a new path"
-        ));
-    }
-
-    #[test]
     fn short_socket_dir_only_for_long_paths() {
         let mut scratch = Scratch::default();
         let short = Path::new("/tmp/x/data");
-        let dir = socket_dir_for(short, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        let dir = pg_socket_dir(short, 5432, &ServerUser::Current, &mut scratch).unwrap();
         assert_eq!(dir, short);
         let long = PathBuf::from(format!("/tmp/{}", "d".repeat(100)));
-        let dir = socket_dir_for(&long, 5432, &ServerUser::Current, &mut scratch).unwrap();
+        let dir = pg_socket_dir(&long, 5432, &ServerUser::Current, &mut scratch).unwrap();
         assert!(dir.starts_with("/tmp") && dir.is_dir(), "{}", dir.display());
         scratch.remove();
         assert!(!dir.exists());

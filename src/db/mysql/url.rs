@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::db::postgres::url::{decode, encode};
+use crate::db::url::{HostPart, decode, default_user, encode, parse_port, query_pairs, split_url};
 
 /// The connection character set when none is chosen: the seeds run every
 /// MySQL and MariaDB version with latin1, so a changed client default never
@@ -90,29 +90,15 @@ impl MyConnectOptions {
                 ));
             }
         };
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let (user, password) = match userinfo {
-            Some(u) => match u.split_once(':') {
-                Some((u, p)) => (decode(u, "user name")?, Some(decode(p, "password")?)),
-                None => (decode(u, "user name")?, None),
-            },
-            None => (String::new(), None),
-        };
-        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-            let (h, after) = v6
-                .split_once(']')
-                .ok_or("IPv6 host in database URL lacks its closing `]`")?;
-            (h.to_string(), after.strip_prefix(':'))
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((h, p)) => (decode(h, "host")?, Some(p)),
-                None => (decode(hostport, "host")?, None),
+        let parts = split_url(rest)?;
+        let (host, port) = match parts.host {
+            HostPart::Bracketed(v6) => {
+                let (h, after) = v6
+                    .split_once(']')
+                    .ok_or("IPv6 host in database URL lacks its closing `]`")?;
+                (h.to_string(), after.strip_prefix(':'))
             }
+            HostPart::Plain(host, port) => (host, port),
         };
         let mut opts = MyConnectOptions {
             host: if host.is_empty() {
@@ -122,32 +108,21 @@ impl MyConnectOptions {
             },
             port: 3306,
             socket: None,
-            user: if user.is_empty() {
-                std::env::var("USER")
-                    .ok()
-                    .filter(|u| !u.is_empty())
-                    .unwrap_or_else(|| "root".to_string())
+            user: if parts.user.is_empty() {
+                default_user("root")
             } else {
-                user
+                parts.user
             },
-            password,
-            dbname: decode(path, "database name")?,
+            password: parts.password,
+            dbname: decode(parts.path, "database name")?,
             charset: DEFAULT_CHARSET.to_string(),
             scheme: scheme.to_string(),
         };
         if let Some(p) = port.filter(|p| !p.is_empty()) {
-            opts.port = match p.parse::<u16>() {
-                Ok(port) if port > 0 => port,
-                _ => {
-                    return Err(format!(
-                        "port in database URL is not a number from 1 to 65535 (percent-encode `/`, `@`, `?` in the password); e.g. {EXAMPLE}"
-                    ));
-                }
-            };
+            opts.port = parse_port(p, EXAMPLE)?;
         }
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = decode(v, k)?;
+        for pair in query_pairs(parts.query) {
+            let (k, v) = pair?;
             match k {
                 "socket" if v.starts_with('/') => opts.socket = Some(PathBuf::from(v)),
                 "socket" => {

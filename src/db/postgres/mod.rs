@@ -7,7 +7,7 @@
 //! reused buffer) and usually one `read` (complete messages are parsed in
 //! place in a reused buffer; row data is skipped, the row count comes from the
 //! CommandComplete tag), with no heap allocation once warmed up; on a unix
-//! socket a `poll` precedes the read (see `wait_readable`). There is no TLS,
+//! socket a `poll` precedes the read (see [`super::socket::wait_readable`]). There is no TLS,
 //! no async runtime, and no type handling beyond sending integers to
 //! int2/int4/int8 parameters in binary; everything else travels as text.
 
@@ -16,72 +16,18 @@ mod wire;
 
 pub use url::PgConnectOptions;
 
+use super::socket::Stream;
 use super::{Conn, Connector, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
 use postgres_protocol::authentication::{md5_hash, sasl};
-use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io;
 use std::ops::Range;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
 
 /// Initial size of the read buffer; it grows only for larger messages.
 const READ_BUF: usize = 64 * 1024;
 /// Largest backend message we accept (PostgreSQL's own limit is 1 GiB).
 const MAX_MESSAGE: usize = 1 << 30;
-
-enum Stream {
-    Tcp(TcpStream),
-    /// The flag: wait with poll(2) before reading (see [`wait_readable`]).
-    Unix(UnixStream, bool),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s, poll_first) => {
-                if *poll_first {
-                    wait_readable(s.as_raw_fd());
-                }
-                s.read(buf)
-            }
-        }
-    }
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s, _) => s.write_all(buf),
-        }
-    }
-    fn set_timeouts(&mut self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t)),
-            Stream::Unix(s, poll_first) => {
-                *poll_first = t.is_none(); // poll(-1) would ignore the timeout
-                s.set_read_timeout(t).and_then(|_| s.set_write_timeout(t))
-            }
-        }
-    }
-}
-
-/// Blocks until `fd` has data (or an error or EOF to report). A blocking read
-/// on a unix stream socket is also woken when the server consumes our request
-/// (the socket became writable), costing an extra pair of context switches
-/// per statement; poll(POLLIN) sleeps through that. TCP has no such wake-up,
-/// so there a plain blocking read is cheapest.
-fn wait_readable(fd: RawFd) {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `p` is one valid pollfd and we pass a count of 1. Errors other
-    // than EINTR fall through to the read, which reports them.
-    while unsafe { libc::poll(&mut p, 1, -1) } < 0
-        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-    {}
-}
 
 /// What to keep of the messages answering a request besides the row count.
 enum Sink<'a> {
@@ -138,38 +84,16 @@ impl PgConn {
         let cant = |what: String, e: io::Error| {
             DbError::new(ErrorKind::Connection, "", format!("{what}: {e}"))
         };
-        let mut stream = if opts.host.starts_with('/') {
+        let (stream, what) = if opts.host.starts_with('/') {
             let path = format!("{}/.s.PGSQL.{}", opts.host, opts.port);
-            let s = UnixStream::connect(&path);
-            Stream::Unix(
-                s.map_err(|e| cant(format!("cannot connect to {path}"), e))?,
-                false,
-            )
+            (Stream::unix(Path::new(&path)), path)
         } else {
-            let target = format!("{}:{}", opts.host, opts.port);
-            let what = || format!("cannot connect to {target}");
-            let addrs = (opts.host.as_str(), opts.port)
-                .to_socket_addrs()
-                .map_err(|e| cant(what(), e))?;
-            let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no addresses");
-            let mut tcp = None;
-            for addr in addrs {
-                let r = match timeout {
-                    Some(t) => TcpStream::connect_timeout(&addr, t),
-                    None => TcpStream::connect(addr),
-                };
-                match r {
-                    Ok(s) => {
-                        tcp = Some(s);
-                        break;
-                    }
-                    Err(e) => last = e,
-                }
-            }
-            let tcp = tcp.ok_or_else(|| cant(what(), last))?;
-            tcp.set_nodelay(true).map_err(DbError::io)?;
-            Stream::Tcp(tcp)
+            (
+                Stream::tcp(&opts.host, opts.port, timeout),
+                format!("{}:{}", opts.host, opts.port),
+            )
         };
+        let mut stream = stream.map_err(|e| cant(format!("cannot connect to {what}"), e))?;
         stream.set_timeouts(timeout).map_err(DbError::io)?;
         let mut conn = PgConn {
             stream,

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::db::url::{HostPart, decode, default_user, encode, parse_port, query_pairs, split_url};
+
 /// How to reach a PostgreSQL server.
 #[derive(Clone, PartialEq)]
 pub struct PgConnectOptions {
@@ -44,36 +46,22 @@ impl PgConnectOptions {
                 ));
             }
         };
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let (user, password) = match userinfo {
-            Some(u) => match u.split_once(':') {
-                Some((u, p)) => (decode(u, "user name")?, Some(decode(p, "password")?)),
-                None => (decode(u, "user name")?, None),
-            },
-            None => (String::new(), None),
-        };
-        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-            let (h, after) = v6.split_once(']').ok_or(
-                "IPv6 host in database URL lacks its closing `]`, e.g. postgres://u@[::1]:5432/db",
-            )?;
-            let port = match after {
-                "" => None,
-                p => Some(
-                    p.strip_prefix(':')
-                        .ok_or("unexpected text after `]` in database URL; expected `:port`")?,
-                ),
-            };
-            (h.to_string(), port)
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((h, p)) => (decode(h, "host")?, Some(p)),
-                None => (decode(hostport, "host")?, None),
+        let parts = split_url(rest)?;
+        let (host, port) = match parts.host {
+            HostPart::Bracketed(v6) => {
+                let (h, after) = v6.split_once(']').ok_or(
+                    "IPv6 host in database URL lacks its closing `]`, e.g. postgres://u@[::1]:5432/db",
+                )?;
+                let port = match after {
+                    "" => None,
+                    p => Some(
+                        p.strip_prefix(':')
+                            .ok_or("unexpected text after `]` in database URL; expected `:port`")?,
+                    ),
+                };
+                (h.to_string(), port)
             }
+            HostPart::Plain(host, port) => (host, port),
         };
         let mut opts = PgConnectOptions {
             host: if host.is_empty() {
@@ -82,24 +70,23 @@ impl PgConnectOptions {
                 host
             },
             port: 5432,
-            user: if user.is_empty() {
-                default_user()
+            user: if parts.user.is_empty() {
+                default_user("postgres")
             } else {
-                user
+                parts.user
             },
-            password,
-            dbname: decode(path, "database name")?,
+            password: parts.password,
+            dbname: decode(parts.path, "database name")?,
             application_name: DEFAULT_APP.to_string(),
         };
         if let Some(p) = port.filter(|p| !p.is_empty()) {
-            opts.port = parse_port(p)?;
+            opts.port = parse_port(p, EXAMPLE)?;
         }
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = decode(v, k)?;
+        for pair in query_pairs(parts.query) {
+            let (k, v) = pair?;
             match k {
                 "host" => opts.host = v,
-                "port" => opts.port = parse_port(&v)?,
+                "port" => opts.port = parse_port(&v, EXAMPLE)?,
                 "application_name" => opts.application_name = v,
                 "sslmode" if matches!(v.as_str(), "disable" | "allow" | "prefer") => {}
                 "sslmode" => {
@@ -155,63 +142,6 @@ impl fmt::Debug for PgConnectOptions {
     }
 }
 
-fn default_user() -> String {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "postgres".to_string())
-}
-
-fn parse_port(p: &str) -> Result<u16, String> {
-    match p.parse::<u16>() {
-        Ok(port) if port > 0 => Ok(port),
-        _ => Err(format!(
-            "port in database URL is not a number from 1 to 65535 (percent-encode `/`, `@`, `?` in the password); e.g. {EXAMPLE}"
-        )),
-    }
-}
-
-/// Percent-decodes one URL component; `what` names it in errors.
-pub(crate) fn decode(s: &str, what: &str) -> Result<String, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = b
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok());
-            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                Some(v) => out.push(v),
-                None => {
-                    return Err(format!(
-                        "bad percent-escape in the {what} of the database URL; write `%` as %25"
-                    ));
-                }
-            }
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out)
-        .map_err(|_| format!("the {what} in the database URL is not UTF-8 after percent-decoding"))
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters.
-pub(crate) fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +176,7 @@ mod tests {
             (5432, "alice", None)
         );
         let o = PgConnectOptions::from_url("postgres://h/").unwrap();
-        assert_eq!(o.user, default_user());
+        assert_eq!(o.user, default_user("postgres"));
         assert_eq!(o.dbname, o.user);
         assert_eq!(o.application_name, "tidemark");
     }

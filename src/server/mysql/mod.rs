@@ -20,7 +20,7 @@ pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
@@ -34,9 +34,10 @@ use super::datadir::{
     Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
     sibling_file, socket_dir_for,
 };
-use super::process::{ServerProcess, ServerUser, SpawnOptions, StopOutcome, log_tail};
-use crate::db::Conn;
+use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
+use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
 use crate::db::mysql::{MyConn, MyConnectOptions};
+use crate::db::{Conn, first_value, name_value_pairs};
 
 /// The account tidemark creates and connects as (no password, loopback only).
 pub const USER: &str = "tidemark";
@@ -129,16 +130,7 @@ impl ManagedMysql {
         crate::db::mysql::check_charset(&opts.charset).map_err(anyhow::Error::msg)?;
         let port = choose_port(opts.port)?;
         let user = ServerUser::detect("mysql")?;
-        if let Some(dir) = user.blocked_ancestor(&bin.server) {
-            bail!(
-                "the {title} binaries in {} cannot be run by user '{}' ({} is not searchable \
-                 for it): use binaries installed where '{}' can reach them",
-                bin.basedir.display(),
-                user.name(),
-                dir.display(),
-                user.name()
-            );
-        }
+        check_binaries_reachable(&user, &bin.server, &bin.basedir, title)?;
         let requested = checked_datadir_path(&opts.datadir)?;
         let mut scratch = Scratch::default();
         let datadir = create_datadir(&requested, &user, title, &mut scratch)?;
@@ -214,33 +206,12 @@ impl ManagedMysql {
     /// Polls until root can log in over the socket, the server exits, or
     /// `timeout` passes.
     fn wait_ready(&mut self, timeout: Duration) -> Result<MyConn> {
-        let deadline = Instant::now() + timeout;
         let opts = self.root_options();
         let title = self.bin.flavor.title();
-        loop {
-            let log = self.server.log_path().to_path_buf();
-            if let Some(status) = self.server.exit_status() {
-                bail!(
-                    "{title} exited during startup ({status}); last lines of {}:\n{}",
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            let err = match MyConn::connect_timeout(&opts, Duration::from_secs(5)) {
-                Ok(conn) => return Ok(conn),
-                Err(err) => err,
-            };
-            if Instant::now() >= deadline {
-                bail!(
-                    "{title} did not accept connections within {} s (last error: {err}); \
-                     last lines of {}:\n{}",
-                    timeout.as_secs(),
-                    log.display(),
-                    log_tail(&log, 20)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let pause = Duration::from_millis(100);
+        wait_until_ready(&mut self.server, title, timeout, pause, || {
+            MyConn::connect_timeout(&opts, Duration::from_secs(5))
+        })
     }
 
     fn create_user_and_database(&mut self, root: &mut MyConn) -> Result<()> {
@@ -363,27 +334,13 @@ impl ManagedMysql {
             return Ok(());
         }
         self.stopped = true;
-        let outcome = self.server.stop(Signal::SIGTERM, SHUTDOWN_GRACE);
-        self.scratch.remove();
-        let title = self.bin.flavor.title();
-        let log = self.server.log_path();
-        match outcome {
-            StopOutcome::Stopped(_) => Ok(()),
-            StopOutcome::AlreadyExited(status) => bail!(
-                "{title} (pid {}) had already exited ({status}) before tidemark stopped it; \
-                 last lines of {}:\n{}",
-                self.server.pid(),
-                log.display(),
-                log_tail(log, 20)
-            ),
-            StopOutcome::Forced(signal, _) => bail!(
-                "{title} (pid {}) did not shut down within {} s of SIGTERM and was stopped \
-                 with {signal}; see {}",
-                self.server.pid(),
-                SHUTDOWN_GRACE.as_secs(),
-                log.display()
-            ),
-        }
+        stop_server(
+            &mut self.server,
+            self.bin.flavor.title(),
+            Signal::SIGTERM,
+            SHUTDOWN_GRACE,
+            &mut self.scratch,
+        )
     }
 }
 
@@ -537,28 +494,16 @@ pub fn non_default_variables(conn: &mut MyConn, flavor: Flavor) -> Result<Vec<(S
              WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1"
         }
     };
-    Ok(conn
-        .query_text(sql)
-        .map_err(|e| anyhow!("{sql}: {e}"))?
-        .into_iter()
-        .filter_map(|row| {
-            let mut cols = row.into_iter();
-            Some((cols.next()??, cols.next()?.unwrap_or_default()))
-        })
-        .collect())
+    let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+    Ok(name_value_pairs(rows))
 }
 
 /// Version text and the session character set variables of a client
 /// connection (the seeds lost weeks to a client that silently changed it).
 pub fn describe_connection(conn: &mut MyConn) -> Result<serde_json::Value> {
     let mut one = |sql: &str| -> Result<String> {
-        Ok(conn
-            .query_text(sql)
-            .map_err(|e| anyhow!("{sql}: {e}"))?
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next().flatten())
-            .unwrap_or_default())
+        let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+        Ok(first_value(rows).unwrap_or_default())
     };
     let version = one("SELECT VERSION()")?;
     let comment = one("SELECT @@version_comment")?;

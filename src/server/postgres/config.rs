@@ -122,6 +122,17 @@ pub(super) fn unlisted_names(
     if overrides.iter().all(|(name, _)| name.contains('.')) {
         return Ok(Vec::new());
     }
+    let known = known_names(bin, user)?;
+    Ok(overrides
+        .iter()
+        .filter(|(name, _)| !name.contains('.') && !known.contains(&name.to_ascii_lowercase()))
+        .cloned()
+        .collect())
+}
+
+/// The setting names (lowercase) `bin` knows, from one call of `postgres
+/// --describe-config` as `user`.
+pub(super) fn known_names(bin: &PgBinaries, user: &ServerUser) -> Result<HashSet<String>> {
     let out = tool(bin, "postgres", user)
         .arg("--describe-config")
         .output()
@@ -133,12 +144,7 @@ pub(super) fn unlisted_names(
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let known = described_names(&String::from_utf8_lossy(&out.stdout));
-    Ok(overrides
-        .iter()
-        .filter(|(name, _)| !name.contains('.') && !known.contains(&name.to_ascii_lowercase()))
-        .cloned()
-        .collect())
+    Ok(described_names(&String::from_utf8_lossy(&out.stdout)))
 }
 
 /// Setting names (lowercase) from `postgres --describe-config` output.

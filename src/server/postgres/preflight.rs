@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use super::binaries::{PgBinaries, tool};
-use super::config::{NameCheck, config_complaints, described_names, probe_name};
+use super::config::{NameCheck, config_complaints, known_names, probe_name};
 use crate::server::process::ServerUser;
 
 /// Optional build features and the setting value that needs each: (feature,
@@ -144,18 +144,7 @@ impl<'a> Preflight<'a> {
     pub fn new(bin: &'a PgBinaries) -> Result<Preflight<'a>> {
         let user = ServerUser::detect("postgres")?;
         runs_as_server_user(bin, &user)?;
-        let out = tool(bin, "postgres", &user)
-            .arg("--describe-config")
-            .output()
-            .context("cannot run postgres --describe-config")?;
-        if !out.status.success() {
-            bail!(
-                "postgres --describe-config failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        let known = described_names(&String::from_utf8_lossy(&out.stdout));
+        let known = known_names(bin, &user)?;
         let probe = ProbeDir::new(&user)?;
         Ok(Preflight {
             bin,

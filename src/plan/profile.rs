@@ -1,0 +1,321 @@
+//! The named sizes of a run and the numbers a user may override: the
+//! suites, the profiles with their sysbench and Insert Benchmark numbers,
+//! and the validated result of applying [`Overrides`] to them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::ibench::IbenchParams;
+use crate::workload::sysbench::SysbenchParams;
+
+/// Copies each listed field of `$o` (an `Option`) into `$p` when given.
+macro_rules! override_fields {
+    ($p:ident, $o:ident, [$($f:ident),* $(,)?]) => {
+        $(
+            if let Some(v) = &$o.$f {
+                $p.$f = v.clone();
+            }
+        )*
+    };
+}
+
+/// The benchmark suites tidemark can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Suite {
+    Sysbench,
+    /// The Insert Benchmark.
+    Ibench,
+    /// sysbench, then the Insert Benchmark, on each target.
+    All,
+}
+
+impl Suite {
+    pub fn parse(s: &str) -> Result<Suite, String> {
+        match s {
+            "sysbench" => Ok(Suite::Sysbench),
+            "ibench" => Ok(Suite::Ibench),
+            "all" => Ok(Suite::All),
+            other => Err(format!(
+                "unknown suite '{other}': use --suite sysbench, ibench or all"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suite::Sysbench => "sysbench",
+            Suite::Ibench => "ibench",
+            Suite::All => "all",
+        }
+    }
+
+    /// Whether the sysbench suite runs.
+    pub fn runs_sysbench(self) -> bool {
+        matches!(self, Suite::Sysbench | Suite::All)
+    }
+
+    /// Whether the Insert Benchmark runs.
+    pub fn runs_ibench(self) -> bool {
+        matches!(self, Suite::Ibench | Suite::All)
+    }
+}
+
+/// Named sizes of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// CI-sized: the whole suite in a few minutes on 2 cores.
+    Quick,
+    /// The seeds' small server: 1 table × 50M rows, 1 client, 600 s / 900 s.
+    Small,
+    /// The seeds' large servers: 8 tables × 10M rows, many clients.
+    Large,
+    /// Insert Benchmark with the database cached: 8 clients, 10M/16M/4M rows.
+    CpuBound,
+    /// Insert Benchmark larger than memory: 8 clients, 250M/4M/1M rows.
+    IoBound,
+}
+
+impl Profile {
+    pub const NAMES: &'static str = "quick, small, large, cpu-bound, io-bound";
+
+    pub fn parse(s: &str) -> Result<Profile, String> {
+        match s {
+            "quick" => Ok(Profile::Quick),
+            "small" => Ok(Profile::Small),
+            "large" => Ok(Profile::Large),
+            "cpu-bound" => Ok(Profile::CpuBound),
+            "io-bound" => Ok(Profile::IoBound),
+            other => Err(format!(
+                "unknown profile '{other}': use one of {}",
+                Profile::NAMES
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Small => "small",
+            Profile::Large => "large",
+            Profile::CpuBound => "cpu-bound",
+            Profile::IoBound => "io-bound",
+        }
+    }
+
+    /// The size of the server configuration this profile ships with
+    /// (`config/postgres/<size>.conf`).
+    pub fn server_size(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Small => "small",
+            Profile::Large | Profile::CpuBound | Profile::IoBound => "large",
+        }
+    }
+
+    /// The profile's Insert Benchmark numbers before overrides; `None` for
+    /// the sysbench-only profiles. Row counts are per client table (X, Y,
+    /// Z in the seeds).
+    pub fn ibench(self) -> Option<IbenchParams> {
+        let (clients, x, y, z, secs, scale) = match self {
+            Profile::Quick => (2, 200_000, 80_000, 20_000, 10.0, 0.05),
+            Profile::CpuBound => (8, 10_000_000, 16_000_000, 4_000_000, 1800.0, 1.0),
+            Profile::IoBound => (8, 250_000_000, 4_000_000, 1_000_000, 1800.0, 1.0),
+            Profile::Small | Profile::Large => return None,
+        };
+        Some(IbenchParams {
+            clients,
+            rows_load: x,
+            rows_l_i1: y,
+            rows_l_i2: z,
+            query_secs: secs,
+            insert_rates: vec![100, 500, 1000],
+            wait_scale: scale,
+            one_table: false,
+            seed: 1,
+        })
+    }
+
+    /// Whether the profile has sysbench sizes.
+    pub fn has_sysbench(self) -> bool {
+        matches!(self, Profile::Quick | Profile::Small | Profile::Large)
+    }
+
+    /// Default seconds between targets: none for the CI-sized profile, a
+    /// minute for the others so write-back of the last server settles.
+    pub fn settle_secs(self) -> f64 {
+        match self {
+            Profile::Quick => 0.0,
+            Profile::Small | Profile::Large | Profile::CpuBound | Profile::IoBound => 60.0,
+        }
+    }
+
+    /// The profile's sysbench numbers before overrides (the Insert
+    /// Benchmark profiles, which have none, get `large`'s).
+    pub fn sysbench(self) -> SysbenchParams {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        match self {
+            Profile::Quick => SysbenchParams {
+                tables: 1,
+                table_size: 100_000,
+                threads: 1,
+                read_secs: 5.0,
+                write_secs: 5.0,
+                warmup_secs: 1.0,
+                scan_warm_secs: 5.0,
+                postwrite_scale: 0.05,
+                seed: 1,
+            },
+            Profile::Small => SysbenchParams {
+                tables: 1,
+                table_size: 50_000_000,
+                threads: 1,
+                read_secs: 600.0,
+                write_secs: 900.0,
+                warmup_secs: 5.0,
+                scan_warm_secs: 60.0,
+                postwrite_scale: 1.0,
+                seed: 1,
+            },
+            Profile::Large | Profile::CpuBound | Profile::IoBound => SysbenchParams {
+                tables: 8,
+                table_size: 10_000_000,
+                threads: cores.max(2),
+                read_secs: 600.0,
+                write_secs: 900.0,
+                warmup_secs: 5.0,
+                scan_warm_secs: 60.0,
+                postwrite_scale: 1.0,
+                seed: 1,
+            },
+        }
+    }
+}
+
+/// Overrides of a profile's numbers, each `None` when not given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Overrides {
+    pub tables: Option<u32>,
+    pub table_size: Option<u64>,
+    pub threads: Option<u32>,
+    pub read_secs: Option<f64>,
+    pub write_secs: Option<f64>,
+    pub warmup_secs: Option<f64>,
+    pub scan_warm_secs: Option<f64>,
+    pub postwrite_scale: Option<f64>,
+    pub seed: Option<u64>,
+    /// Insert Benchmark: clients (one table each).
+    pub clients: Option<u32>,
+    /// Insert Benchmark: rows per table in l.i0, l.i1, l.i2.
+    pub rows_load: Option<u64>,
+    pub rows_l_i1: Option<u64>,
+    pub rows_l_i2: Option<u64>,
+    /// Insert Benchmark: nominal seconds of each query step.
+    pub query_secs: Option<f64>,
+    /// Insert Benchmark: background insert rates of the query steps.
+    pub insert_rates: Option<Vec<u32>>,
+    /// Insert Benchmark: fraction of the wait after l.i2.
+    pub wait_scale: Option<f64>,
+    /// Insert Benchmark: all clients on one table.
+    pub one_table: bool,
+}
+
+/// The sysbench numbers: the profile's, then the overrides, validated.
+pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<SysbenchParams, String> {
+    let mut p = profile.sysbench();
+    override_fields!(
+        p,
+        o,
+        [
+            tables,
+            table_size,
+            threads,
+            read_secs,
+            write_secs,
+            warmup_secs,
+            scan_warm_secs,
+            postwrite_scale,
+            seed
+        ]
+    );
+    if p.tables == 0 {
+        return Err("--tables must be at least 1".into());
+    }
+    if p.table_size == 0 {
+        return Err("--table-size must be at least 1".into());
+    }
+    if p.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    for (name, v) in [
+        ("--read-secs", p.read_secs),
+        ("--write-secs", p.write_secs),
+        ("--scan-warm-secs", p.scan_warm_secs),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(format!("{name} must be a positive number of seconds"));
+        }
+    }
+    if !(p.warmup_secs >= 0.0 && p.warmup_secs.is_finite()) {
+        return Err("--warmup-secs must be zero or a positive number of seconds".into());
+    }
+    if !(p.postwrite_scale >= 0.0 && p.postwrite_scale.is_finite()) {
+        return Err("--postwrite-scale must be zero or a positive factor".into());
+    }
+    Ok(p)
+}
+
+/// The Insert Benchmark numbers: the profile's, then the overrides,
+/// validated when the suite runs it.
+pub(super) fn ibench_params(
+    suite: Suite,
+    profile: Profile,
+    o: &Overrides,
+) -> Result<IbenchParams, String> {
+    let mut p = match profile.ibench() {
+        Some(p) => p,
+        None if suite.runs_ibench() => {
+            return Err(format!(
+                "profile {} has no Insert Benchmark sizes: use --profile quick, cpu-bound or io-bound with --suite {}",
+                profile.as_str(),
+                suite.as_str()
+            ));
+        }
+        None => Profile::Quick.ibench().expect("quick has ibench sizes"),
+    };
+    override_fields!(
+        p,
+        o,
+        [
+            clients,
+            rows_load,
+            rows_l_i1,
+            rows_l_i2,
+            query_secs,
+            insert_rates,
+            wait_scale,
+            seed
+        ]
+    );
+    p.one_table |= o.one_table;
+    if !suite.runs_ibench() {
+        return Ok(p);
+    }
+    if p.clients == 0 {
+        return Err("--clients must be at least 1".into());
+    }
+    if p.rows_load == 0 {
+        return Err("--rows-load must be at least 1 (the deleters need rows to delete)".into());
+    }
+    if !(p.query_secs > 0.0 && p.query_secs.is_finite()) {
+        return Err("--query-secs must be a positive number of seconds".into());
+    }
+    if p.insert_rates.is_empty() || p.insert_rates.contains(&0) {
+        return Err("--insert-rates must list rates of at least 1 row/s, e.g. 100,500,1000".into());
+    }
+    if !(p.wait_scale >= 0.0 && p.wait_scale.is_finite()) {
+        return Err("--wait-scale must be zero or a positive factor".into());
+    }
+    Ok(p)
+}
