@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -61,8 +62,16 @@ fn a_config_variant_is_in_effect_on_the_server() {
         "{}",
         info.config_text
     );
+    // A tmpdir of its own: a server deletes the `#sql*` files in its tmpdir
+    // when it starts, which in a shared /tmp are other servers' tables.
+    let tmpdir = globals(&mut conn, &["tmpdir"]).remove(0);
+    assert!(
+        tmpdir.starts_with("/tmp/tidemark-mytmp-") && Path::new(&tmpdir).is_dir(),
+        "{tmpdir}"
+    );
     drop(conn);
     server.stop().unwrap();
+    assert!(!Path::new(&tmpdir).exists(), "{tmpdir} is removed");
 
     // The base of the same family: durable, no binary log, doublewrite on;
     // z12a changes the flush method only.
