@@ -2,8 +2,11 @@
 //! directories, and the tidemark binary.
 #![allow(dead_code)]
 
+pub mod sampler_checks;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use tidemark::db::Conn;
@@ -11,6 +14,15 @@ use tidemark::db::Conn;
 pub use tidemark::db::postgres::PgConnector;
 use tidemark::server::mysql::{Flavor, ManagedMyOptions, ManagedMysql, find_binaries};
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Takes this test binary's turn: tests that measure rates or read
+/// host-wide counters and the process's own CPU hold it, so one test's
+/// server does not make the machine busy under another's measurement.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A temp dir that the unprivileged server user can reach (tests run as root).
 pub fn server_tempdir() -> tempfile::TempDir {
