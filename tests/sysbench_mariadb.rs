@@ -502,7 +502,11 @@ fn housekeeping_resets_the_binlog_and_restores_flushing() {
     // which a loaded machine makes slow, so a single look at a fixed moment
     // could fall before or after the wait. The budget leaves the lowered
     // value in place for seconds even when those statements take a while.
-    assert_ne!(before.0.parse::<f64>(), Ok(1.0), "the housekeeping changes it");
+    assert_ne!(
+        before.0.parse::<f64>(),
+        Ok(1.0),
+        "the housekeeping changes it"
+    );
     let mut watch = connector.connect().unwrap();
     let done = AtomicBool::new(false);
     let seen = std::thread::scope(|s| {
@@ -531,7 +535,9 @@ fn housekeeping_resets_the_binlog_and_restores_flushing() {
     let lowered = seen.iter().position(|v| v.parse::<f64>() == Ok(1.0));
     let lowered = lowered.unwrap_or_else(|| panic!("lowered for the wait: saw {seen:?}"));
     assert!(
-        seen.iter().enumerate().all(|(i, v)| i == lowered || *v == before.0),
+        seen.iter()
+            .enumerate()
+            .all(|(i, v)| i == lowered || *v == before.0),
         "only the original value besides 1: saw {seen:?}, before {before:?}"
     );
     let after = (

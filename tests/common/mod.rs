@@ -2,6 +2,7 @@
 //! directories, and the tidemark binary.
 #![allow(dead_code)]
 
+pub mod ibench_checks;
 pub mod sampler_checks;
 
 use std::path::{Path, PathBuf};
