@@ -253,49 +253,15 @@ fn the_cli_runs_every_step_on_managed_mariadb() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let out = run_tidemark(&[
-        "run",
-        "--suite",
-        "ibench",
-        "--target",
-        "mariadb@system",
-        "--results",
-        results,
-        "--clients",
-        "2",
-        "--rows-load",
-        "3000",
-        "--rows-l-i1",
-        "600",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "100",
-        "--wait-scale",
-        "0",
-    ]);
+    let out = run_tidemark(&ibench_checks::small_run(results, &["mariadb@system"], "1"));
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
         err.contains("innodb_idle_flush_pct not set"),
         "the housekeeping says what it could not set: {err}"
     );
-    let export = run_tidemark(&["export", "--results", results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
-    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
-    for s in steps {
-        assert_eq!(s["status"], "ok", "{}", s["name"]);
-        assert_eq!(
-            s["metrics"]["fairness"]["clients"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
+    let steps = ibench_checks::small_run_steps(results);
+    for s in &steps {
         assert!(s["note"].is_null(), "{}", s["note"]);
     }
     let qr = &steps[4];

@@ -5,11 +5,10 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use common::cli_runs::{Watched, export_json};
 use common::ibench_checks::{self, count, with_others_share};
 use common::*;
 use tidemark::db::{Conn, Connector, Dialect};
@@ -268,8 +267,7 @@ fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on
     );
     assert!(text.contains("background insert rate"), "{text}");
 
-    let export = run_tidemark(&["export", "--results", &results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let doc = export_json(&results);
     let targets = doc["runs"][0]["targets"].as_array().unwrap();
     assert_eq!(targets[0]["status"], "failed");
     assert_eq!(targets[1]["status"], "finished", "the next target went on");
@@ -376,8 +374,7 @@ fn suite_all_runs_sysbench_then_the_insert_benchmark() {
         "0",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let export = run_tidemark(&["export", "--results", results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let doc = export_json(results);
     let run = &doc["runs"][0];
     assert_eq!(run["suite"], "all");
     assert_eq!(run["params"]["ibench"]["clients"], 2);
@@ -413,47 +410,13 @@ fn an_interrupted_run_resumes_by_rebuilding_the_tables_it_keeps() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let mut child = tidemark()
-        .args([
-            "run",
-            "--suite",
-            "ibench",
-            "--results",
-            results,
-            "--clients",
-            "2",
-            "--rows-load",
-            "3000",
-            "--rows-l-i1",
-            "600",
-            "--rows-l-i2",
-            "100",
-            "--query-secs",
-            "3",
-            "--insert-rates",
-            "100",
-            "--wait-scale",
-            "0",
-        ])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pipe = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(pipe).lines().map_while(Result::ok);
+    let mut run = Watched::tidemark(&ibench_checks::small_run(results, &[], "3"));
     // qr100 is stored; interrupt qp100 midway.
-    assert!(lines.any(|l| l.contains(" qr100 ")), "qr100 ran");
+    run.wait_for(1, |l| l.contains(" qr100 "));
     std::thread::sleep(Duration::from_millis(1_000));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let rest: Vec<String> = lines.collect();
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{rest:?}");
-    let export = |r: &str| -> serde_json::Value {
-        serde_json::from_slice(&run_tidemark(&["export", "--results", r]).stdout).unwrap()
-    };
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "{:?}", run.rest());
+    let export = export_json;
     let started = |doc: &serde_json::Value| -> BTreeMap<String, (String, String)> {
         doc["runs"][0]["targets"][0]["steps"]
             .as_array()

@@ -218,45 +218,11 @@ fn the_cli_stores_every_step_with_what_it_means_on_sqlite() {
     let results = results.to_str().unwrap();
     let db = dir.path().join("ib.db");
     let target = format!("sqlite:{}", db.display());
-    let out = run_tidemark(&[
-        "run",
-        "--suite",
-        "ibench",
-        "--target",
-        &target,
-        "--results",
-        results,
-        "--clients",
-        "2",
-        "--rows-load",
-        "3000",
-        "--rows-l-i1",
-        "600",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "100",
-        "--wait-scale",
-        "0",
-    ]);
+    let out = run_tidemark(&ibench_checks::small_run(results, &[&target], "1"));
     assert!(out.status.success(), "{}", stderr(&out));
-    let export = run_tidemark(&["export", "--results", results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
-    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
-    for s in steps {
-        assert_eq!(s["status"], "ok", "{}", s["name"]);
+    let steps = ibench_checks::small_run_steps(results);
+    for s in &steps {
         assert_eq!(s["errors"], 0, "{}", s["name"]);
-        assert_eq!(
-            s["metrics"]["fairness"]["clients"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
         let note = s["note"].as_str().unwrap_or_default();
         assert!(note.contains("one write"), "{}: {note}", s["name"]);
         assert!(s["params"]["busy_waits"].is_u64(), "{}", s["params"]);

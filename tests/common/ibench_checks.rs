@@ -234,3 +234,60 @@ pub fn check_sla(step: &StepDef, r: &StepResult, m: &StepMetrics, others_share: 
         );
     }
 }
+
+/// Arguments of a small Insert Benchmark run into `results` on `targets`
+/// (none: the default PostgreSQL): 2 clients, 3,000 rows loaded, 600 and
+/// 100 inserted per client, query steps of `query_secs` at 100 inserts/s
+/// per client, no waits.
+pub fn small_run(results: &str, targets: &[&str], query_secs: &str) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "--suite", "ibench", "--results", results]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for t in targets {
+        args.extend(["--target".to_string(), t.to_string()]);
+    }
+    args.extend(
+        [
+            "--clients",
+            "2",
+            "--rows-load",
+            "3000",
+            "--rows-l-i1",
+            "600",
+            "--rows-l-i2",
+            "100",
+            "--query-secs",
+            query_secs,
+            "--insert-rates",
+            "100",
+            "--wait-scale",
+            "0",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// The stored steps of a finished [`small_run`] in `results`: the six
+/// steps in order, each ok with a fairness row per client.
+pub fn small_run_steps(results: &str) -> Vec<serde_json::Value> {
+    let doc = super::cli_runs::export_json(results);
+    let steps = doc["runs"][0]["targets"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
+    for s in &steps {
+        assert_eq!(s["status"], "ok", "{}", s["name"]);
+        assert_eq!(
+            s["metrics"]["fairness"]["clients"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+    steps
+}

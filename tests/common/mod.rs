@@ -2,6 +2,7 @@
 //! directories, and the tidemark binary.
 #![allow(dead_code)]
 
+pub mod cli_runs;
 pub mod ibench_checks;
 pub mod sampler_checks;
 
@@ -88,7 +89,7 @@ pub fn tidemark() -> Command {
 }
 
 /// Runs tidemark with `args` and returns its output.
-pub fn run_tidemark(args: &[&str]) -> Output {
+pub fn run_tidemark<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     tidemark().args(args).output().expect("tidemark runs")
 }
 

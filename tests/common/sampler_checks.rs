@@ -183,9 +183,7 @@ pub fn check_attribution(a: &Attribution) {
 
 /// The steps of the last run in the results at `results`, as exported.
 pub fn export_steps(results: &str) -> Vec<serde_json::Value> {
-    let o = super::run_tidemark(&["export", "--format", "json", "--results", results]);
-    assert!(o.status.success(), "{}", super::stderr(&o));
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = super::cli_runs::export_json(results);
     doc["runs"].as_array().unwrap().last().unwrap()["targets"][0]["steps"]
         .as_array()
         .unwrap()
