@@ -5,6 +5,7 @@
 pub mod cli_runs;
 pub mod ibench_checks;
 pub mod sampler_checks;
+pub mod sysbench_checks;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
