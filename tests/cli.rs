@@ -20,12 +20,7 @@ fn a_short_run_stores_results_that_export_and_runs_show() {
         &[],
         &[],
     ));
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     let out = stdout(&o);
     assert!(
         out.contains("point queries") && out.contains("writes"),

@@ -25,12 +25,7 @@ fn a_short_mariadb_run_stores_charset_plans_and_leaves_no_server() {
         &["--mysql-charset", "utf8mb4", "-c", "innodb_io_capacity=500"],
     );
     let o = run_tidemark(&args);
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     assert!(
         mysqld_pids_mentioning(results).is_empty(),
         "no server is left behind"
@@ -92,12 +87,7 @@ fn a_short_sqlite_run_stores_busy_waits_and_removes_its_file() {
         &["--threads", "2", "--scan-warm-secs", "0.3"],
     );
     let o = run_tidemark(&args);
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     assert!(!db.exists(), "the file tidemark created is removed");
 
     let doc = export_json(results);

@@ -10,14 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::ibench_checks::{self, count, with_others_share};
+use common::ibench_checks::{self, with_others_share};
 use common::*;
 use tidemark::db::mysql::MyConnector;
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::runner::{StepStatus, run_roles};
+use tidemark::runner::run_roles;
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::{self, Ibench, StepKind, housekeeping, metrics, schema};
-use tidemark::workload::sysbench::load::ExistingTables;
+use tidemark::workload::ibench::{self, StepKind, housekeeping};
 
 // The tests here measure rates, so they take turns (`serial`).
 
@@ -64,9 +63,7 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         scalar(admin.as_mut(), "SELECT @@innodb_flush_log_at_trx_commit"),
         "2"
     );
-    let params = ibench_checks::test_params();
-    let ib = Ibench::new(params, Dialect::Mysql);
-    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
+    let (ib, steps) = ibench_checks::set_up(admin.as_mut(), Dialect::Mysql);
     assert_eq!(
         scalar(
             admin.as_mut(),
@@ -75,8 +72,6 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         ),
         "auto_increment"
     );
-    let steps = ibench::steps(&ib.params);
-    assert_eq!(steps.len(), 10);
     let cancel = AtomicBool::new(false);
     let mut rows_after_lx = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -94,20 +89,13 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
             // rows come from the index alone.
             let plans = ib.explain(step, admin.as_mut());
             match kind {
-                QueryKind::Range => {
-                    assert_eq!(plans.len(), 3);
-                    for ((_, plan), index) in
-                        plans
-                            .iter()
-                            .zip(["marketsegment", "registersegment", "pdc"])
-                    {
-                        assert!(
-                            plan.contains(&format!("\"key\": \"pi1_{index}\"")),
-                            "{plan}"
-                        );
-                        assert!(plan.contains("\"using_index\": true"), "{plan}");
-                    }
-                }
+                QueryKind::Range => ibench_checks::check_range_plans(&plans, |plan, index| {
+                    assert!(
+                        plan.contains(&format!("\"key\": \"pi1_{index}\"")),
+                        "{plan}"
+                    );
+                    assert!(plan.contains("\"using_index\": true"), "{plan}");
+                }),
                 QueryKind::Point => {
                     assert_eq!(plans.len(), 1);
                     assert!(plans[0].1.contains("\"key\": \"PRIMARY\""), "{plans:?}");
@@ -155,13 +143,7 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
             "{}: one connection per role and client",
             step.name
         );
-        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
-        let counts: Vec<i64> = ib
-            .tables()
-            .iter()
-            .map(|t| count(admin.as_mut(), t))
-            .collect();
-        ibench_checks::check_step(step, &r, &m, &counts, &mut rows_after_lx, others);
+        ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
         if matches!(step.kind, StepKind::CreateIndexes) {
             for t in ib.tables() {
                 let mut names: Vec<String> = admin
@@ -222,27 +204,9 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         }
     }
 
-    // An error storm: pi2 disappears mid-step; its threads fail statement
-    // after statement, the step stops and is reported failed, with what it
-    // measured until then.
-    let plan = ib.roles_plan(&steps[4], 99, "test");
-    let r = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(700));
-            let mut conn = connector.connect().unwrap();
-            conn.execute_text("DROP TABLE pi2").unwrap();
-        });
-        run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap()
-    });
-    assert_eq!(r.status, StepStatus::Failed);
+    let r = ibench_checks::check_error_storm(&ib, &steps, &connector);
     let failure = r.failure.clone().unwrap();
-    assert!(
-        failure.starts_with("client 2 ") && failure.contains("error storm"),
-        "{failure}"
-    );
     assert!(failure.contains("doesn't exist"), "{failure}");
-    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
-    assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
     drop(admin);
     server.stop().unwrap();
 }

@@ -9,12 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::cli_runs::{Watched, export_json};
-use common::ibench_checks::{self, count, with_others_share};
+use common::ibench_checks::{self, with_others_share};
 use common::*;
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::runner::{StepStatus, run_roles};
-use tidemark::workload::ibench::{self, Ibench, StepKind, housekeeping, metrics, schema};
-use tidemark::workload::sysbench::load::ExistingTables;
+use tidemark::runner::run_roles;
+use tidemark::workload::ibench::{StepKind, housekeeping};
 
 // The tests here measure rates, so they take turns (`serial`): a
 // concurrent test's server would make the machine busy, not the server
@@ -40,11 +39,7 @@ fn every_step_does_its_work_as_the_server_sees_it() {
     let mut server = start_pg(dir.path(), &[]);
     let connector = PgConnector(server.connect_options());
     let mut admin = connector.connect().unwrap();
-    let params = ibench_checks::test_params();
-    let ib = Ibench::new(params, Dialect::Postgres);
-    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
-    let steps = ibench::steps(&ib.params);
-    assert_eq!(steps.len(), 10);
+    let (ib, steps) = ibench_checks::set_up(admin.as_mut(), Dialect::Postgres);
     let cancel = AtomicBool::new(false);
     let mut rows_after_lx = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -54,16 +49,12 @@ fn every_step_does_its_work_as_the_server_sees_it() {
             assert!(notes.is_empty(), "{notes:?}");
             // Vacuum made the covering indexes usable as index-only scans.
             let plans = ib.explain(step, admin.as_mut());
-            assert_eq!(plans.len(), 3);
-            for ((_, plan), index) in plans
-                .iter()
-                .zip(["marketsegment", "registersegment", "pdc"])
-            {
+            ibench_checks::check_range_plans(&plans, |plan, index| {
                 assert!(
                     plan.contains(&format!("Index Only Scan using pi1_{index}")),
                     "{plan}"
                 );
-            }
+            });
         }
         let plan = ib.roles_plan(step, i as u32, "test");
         // While qr100 runs, watch the connections from the server's side.
@@ -87,13 +78,7 @@ fn every_step_does_its_work_as_the_server_sees_it() {
                 (r, watcher.join().unwrap())
             })
         });
-        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
-        let counts: Vec<i64> = ib
-            .tables()
-            .iter()
-            .map(|t| count(admin.as_mut(), t))
-            .collect();
-        ibench_checks::check_step(step, &r, &m, &counts, &mut rows_after_lx, others);
+        ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
         if matches!(step.kind, StepKind::CreateIndexes) {
             for t in ib.tables() {
                 let names = admin
@@ -142,26 +127,7 @@ fn every_step_does_its_work_as_the_server_sees_it() {
         }
     }
 
-    // An error storm: pi2 disappears mid-step; its threads fail statement
-    // after statement, the step stops and is reported failed, with what it
-    // measured until then.
-    let plan = ib.roles_plan(&steps[4], 99, "test");
-    let r = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(700));
-            let mut conn = connector.connect().unwrap();
-            conn.execute_text("DROP TABLE pi2").unwrap();
-        });
-        run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap()
-    });
-    assert_eq!(r.status, StepStatus::Failed);
-    let failure = r.failure.clone().unwrap();
-    assert!(
-        failure.starts_with("client 2 ") && failure.contains("error storm"),
-        "{failure}"
-    );
-    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
-    assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
+    ibench_checks::check_error_storm(&ib, &steps, &connector);
     drop(admin);
     server.stop().unwrap();
 }

@@ -17,8 +17,7 @@ use tidemark::db::{Conn, Connector, DbError, Dialect};
 use tidemark::runner::{StepStatus, run_roles};
 use tidemark::server::sqlite_target;
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::{self, Ibench, StepKind, housekeeping, metrics, schema};
-use tidemark::workload::sysbench::load::ExistingTables;
+use tidemark::workload::ibench::{StepKind, housekeeping};
 
 /// A real SQLite connector that remembers the name of every connection
 /// the runner opens (SQLite has no server to ask).
@@ -66,11 +65,7 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         names: Mutex::default(),
     };
     let mut admin = connector.inner.connect().unwrap();
-    let params = ibench_checks::test_params();
-    let ib = Ibench::new(params, Dialect::Sqlite);
-    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
-    let steps = ibench::steps(&ib.params);
-    assert_eq!(steps.len(), 10);
+    let (ib, steps) = ibench_checks::set_up(admin.as_mut(), Dialect::Sqlite);
     let cancel = AtomicBool::new(false);
     let mut rows_after_lx = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -98,19 +93,12 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         if let StepKind::Query(kind) = step.kind {
             let plans = ib.explain(step, admin.as_mut());
             match kind {
-                QueryKind::Range => {
-                    assert_eq!(plans.len(), 3);
-                    for ((_, plan), index) in
-                        plans
-                            .iter()
-                            .zip(["marketsegment", "registersegment", "pdc"])
-                    {
-                        assert!(
-                            plan.contains(&format!("SEARCH pi1 USING COVERING INDEX pi1_{index}")),
-                            "{plan}"
-                        );
-                    }
-                }
+                QueryKind::Range => ibench_checks::check_range_plans(&plans, |plan, index| {
+                    assert!(
+                        plan.contains(&format!("SEARCH pi1 USING COVERING INDEX pi1_{index}")),
+                        "{plan}"
+                    );
+                }),
                 QueryKind::Point => {
                     assert_eq!(plans.len(), 1);
                     assert!(
@@ -138,13 +126,7 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
             step.name
         );
         assert_eq!(r.errors, 0, "{}: busy waits are not errors", step.name);
-        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
-        let counts: Vec<i64> = ib
-            .tables()
-            .iter()
-            .map(|t| count(admin.as_mut(), t))
-            .collect();
-        ibench_checks::check_step(step, &r, &m, &counts, &mut rows_after_lx, others);
+        ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
         if matches!(step.kind, StepKind::CreateIndexes) {
             for t in ib.tables() {
                 let names: Vec<String> = admin

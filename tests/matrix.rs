@@ -64,12 +64,7 @@ fn a_system_and_an_installed_version_compare_end_to_end() {
         &[],
     );
     let o = tm().args(&args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     eprintln!(
         "two-version comparison took {:.1} s",
         started.elapsed().as_secs_f64()
@@ -345,12 +340,7 @@ fn three_installed_majors_run_with_version_specific_configs() {
         .args(short_run(results, "point-query", &targets, &[]))
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     assert!(
         stderr(&o).contains(
             "target pg@12.22: base setting autovacuum_vacuum_insert_scale_factor does not exist \

@@ -279,24 +279,7 @@ fn a_run_stores_and_exports_the_cost_per_operation() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let o = run_tidemark(&[
-        "run",
-        "--results",
-        results,
-        "--tests",
-        "point-query,update-index",
-        "--table-size",
-        "20000",
-        "--read-secs",
-        "3",
-        "--write-secs",
-        "3",
-        "--warmup-secs",
-        "1",
-    ]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    let steps = export_steps(results);
-    sampler_checks::check_point_query_and_update_index_costs(&steps);
+    let steps = sampler_checks::run_point_query_and_update_index(results, &[]);
     for s in &steps {
         let hw = &s["hw"];
         let name = s["name"].as_str().unwrap();
@@ -441,7 +424,7 @@ fn the_insert_benchmark_costs_per_inserted_row_indexed_row_or_query() {
         "--wait-scale",
         "0",
     ]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert_success(&o);
     let steps = export_steps(results);
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     for s in &steps {

@@ -5,13 +5,16 @@
 
 use std::time::Duration;
 
-use tidemark::db::Conn;
+use std::sync::atomic::AtomicBool;
+
+use tidemark::db::{Conn, Connector, Dialect};
 use tidemark::metrics::sampler::{Sampler, SamplerConfig};
 use tidemark::metrics::summary::{HostSecond, averages};
-use tidemark::runner::{StepResult, StepStatus};
+use tidemark::runner::{StepResult, StepStatus, run_roles};
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::metrics::{SLA_FRACTION, StepMetrics};
-use tidemark::workload::ibench::{IbenchParams, StepDef, StepKind};
+use tidemark::workload::ibench::metrics::{self, SLA_FRACTION, StepMetrics};
+use tidemark::workload::ibench::{Ibench, IbenchParams, StepDef, StepKind, schema};
+use tidemark::workload::sysbench::load::ExistingTables;
 
 /// Above this share of the machine's CPU going to other processes, the
 /// machine is not idle and the SLA's 5% is not enforced.
@@ -32,6 +35,16 @@ pub fn test_params() -> IbenchParams {
         one_table: false,
         seed: 7,
     }
+}
+
+/// Creates the tables of a [`test_params`] run through `admin` (refusing
+/// existing ones) and returns the benchmark and its ten steps.
+pub fn set_up(admin: &mut dyn Conn, dialect: Dialect) -> (Ibench, Vec<StepDef>) {
+    let ib = Ibench::new(test_params(), dialect);
+    schema::setup_tables(admin, &ib, ExistingTables::Refuse).unwrap();
+    let steps = tidemark::workload::ibench::steps(&ib.params);
+    assert_eq!(steps.len(), 10);
+    (ib, steps)
 }
 
 /// Rows in `table`.
@@ -115,18 +128,20 @@ pub fn check_stored_sla(step: &serde_json::Value) {
     }
 }
 
-/// The checks after `step` of the standard 2-client test run (30,000 rows
-/// loaded per table, 100 inserted by l.x): `r` and its metrics `m`, the
-/// rows in each table `counts`, and `others_share` from
-/// [`with_others_share`]. `rows_after_lx` is set by l.x and checked after.
+/// The checks after `step` of the [`test_params`] run, which ended with
+/// `r`, on the tables of `ib` as `admin` counts their rows;
+/// `others_share` is from [`with_others_share`], `rows_after_lx` is set by
+/// l.x and checked after it. Returns the step's metrics.
 pub fn check_step(
+    ib: &Ibench,
+    admin: &mut dyn Conn,
     step: &StepDef,
     r: &StepResult,
-    m: &StepMetrics,
-    counts: &[i64],
     rows_after_lx: &mut i64,
     others_share: f64,
-) {
+) -> StepMetrics {
+    let m = metrics::derive(step, r, ib.rows_loaded(), 2, None);
+    let counts: Vec<i64> = ib.tables().iter().map(|t| count(admin, t)).collect();
     assert_eq!(
         r.status,
         StepStatus::Ok,
@@ -172,8 +187,9 @@ pub fn check_step(
         } else {
             assert!(per_query > 5.0 && per_query <= 10.0, "{per_query}");
         }
-        check_sla(step, r, m, others_share);
+        check_sla(step, r, &m, others_share);
     }
+    m
 }
 
 /// The SLA of a query step. Always: the verdict is computed from what was
@@ -290,4 +306,42 @@ pub fn small_run_steps(results: &str) -> Vec<serde_json::Value> {
         );
     }
     steps
+}
+
+/// The range-query plans of a query step: one per covering index of pi1,
+/// each passed with the index's name to `check`.
+pub fn check_range_plans(plans: &[(String, String)], check: impl Fn(&str, &str)) {
+    assert_eq!(plans.len(), 3, "{plans:?}");
+    for ((_, plan), index) in plans
+        .iter()
+        .zip(["marketsegment", "registersegment", "pdc"])
+    {
+        check(plan, index);
+    }
+}
+
+/// An error storm: pi2 disappears 0.7 s into qr100 (`steps[4]` of `ib`);
+/// its threads fail statement after statement, the step stops early and
+/// is reported failed, naming client 2, with what it measured until then.
+/// Returns the step's result.
+pub fn check_error_storm(ib: &Ibench, steps: &[StepDef], connector: &dyn Connector) -> StepResult {
+    let cancel = AtomicBool::new(false);
+    let plan = ib.roles_plan(&steps[4], 99, "test");
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(700));
+            let mut conn = connector.connect().unwrap();
+            conn.execute_text("DROP TABLE pi2").unwrap();
+        });
+        run_roles(plan, connector, &cancel, &mut |_| {}).unwrap()
+    });
+    assert_eq!(r.status, StepStatus::Failed);
+    let failure = r.failure.clone().unwrap();
+    assert!(
+        failure.starts_with("client 2 ") && failure.contains("error storm"),
+        "{failure}"
+    );
+    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
+    assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
+    r
 }

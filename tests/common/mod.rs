@@ -94,6 +94,16 @@ pub fn run_tidemark<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     tidemark().args(args).output().expect("tidemark runs")
 }
 
+/// `o` is of a run that succeeded; the failure shows both streams.
+pub fn assert_success(o: &Output) {
+    assert!(
+        o.status.success(),
+        "run failed: {}\n{}",
+        stderr(o),
+        stdout(o)
+    );
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

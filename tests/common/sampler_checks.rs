@@ -197,6 +197,39 @@ pub fn num(v: &serde_json::Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is missing: {v}"))
 }
 
+/// Runs `point-query,update-index` into `results` (20,000 rows, 3 s
+/// steps after a 1 s warm-up) with `extra` arguments, checks the stored
+/// costs ([`check_point_query_and_update_index_costs`]) and returns the
+/// exported steps.
+pub fn run_point_query_and_update_index(results: &str, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec![
+        "run",
+        "--results",
+        results,
+        "--tests",
+        "point-query,update-index",
+        "--table-size",
+        "20000",
+        "--read-secs",
+        "3",
+        "--write-secs",
+        "3",
+        "--warmup-secs",
+        "1",
+    ];
+    args.extend(extra);
+    let o = super::run_tidemark(&args);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        super::stderr(&o),
+        super::stdout(&o)
+    );
+    let steps = export_steps(results);
+    check_point_query_and_update_index_costs(&steps);
+    steps
+}
+
 /// Checks the stored costs of a `point-query,update-index` run on a
 /// managed server: nothing missing, costs per query, the server's CPU a
 /// part of the host's, the sampler's client CPU close to the runner's,
