@@ -3,60 +3,24 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::cli_runs::*;
 use common::*;
 use tidemark::db::Connector;
-
-/// Arguments of a very short run into `results`.
-fn short_run<'a>(results: &'a str, tests: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--results",
-        results,
-        "--tests",
-        tests,
-        "--table-size",
-        "2000",
-        "--read-secs",
-        "0.5",
-        "--write-secs",
-        "0.5",
-        "--warmup-secs",
-        "0",
-    ]
-}
-
-fn export_json(results: &str) -> serde_json::Value {
-    let o = run_tidemark(&["export", "--format", "json", "--results", results]);
-    assert!(o.status.success(), "export failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("export is JSON")
-}
-
-fn step_count(doc: &serde_json::Value) -> usize {
-    doc["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|r| r["targets"].as_array().unwrap())
-        .map(|t| t["steps"].as_array().unwrap().len())
-        .sum()
-}
 
 #[test]
 fn a_short_run_stores_results_that_export_and_runs_show() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let o = run_tidemark(&short_run(results, "point-query,read-only_range=10,insert"));
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    let o = run_tidemark(&short_run(
+        results,
+        "point-query,read-only_range=10,insert",
+        &[],
+        &[],
+    ));
+    assert_success(&o);
     let out = stdout(&o);
     assert!(
         out.contains("point queries") && out.contains("writes"),
@@ -124,7 +88,7 @@ fn bad_input_gets_one_line_errors_and_loses_nothing() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let o = run_tidemark(&short_run(results, "point-query"));
+    let o = run_tidemark(&short_run(results, "point-query", &[], &[]));
     assert!(o.status.success(), "{}", stderr(&o));
     let before = step_count(&export_json(results));
     assert_eq!(before, 1);
@@ -157,24 +121,8 @@ fn bad_input_gets_one_line_errors_and_loses_nothing() {
     for (extra, want) in cases {
         let mut args = vec!["run", "--results", results, "--table-size", "100"];
         args.extend(extra.iter());
-        let started = Instant::now();
-        let o = run_tidemark(&args);
-        let err = stderr(&o);
-        assert!(!o.status.success(), "{args:?} must fail");
-        assert!(
-            err.contains(want),
-            "{args:?}: {err:?} should contain {want:?}"
-        );
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line: {err:?}"
-        );
+        let err = fails_in_one_line(&args, &[want], Duration::from_secs(20));
         assert!(err.starts_with("tidemark: "), "{err:?}");
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{args:?} fails fast"
-        );
     }
     assert_eq!(
         step_count(&export_json(results)),
@@ -198,9 +146,7 @@ fn an_external_database_with_foreign_sbtest_tables_is_refused() {
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
 
-    let mut args = short_run(results, "point-query");
-    args.extend(["--target", url.as_str()]);
-    let o = run_tidemark(&args);
+    let o = run_tidemark(&short_run(results, "point-query", &[&url], &[]));
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
@@ -219,21 +165,19 @@ fn an_external_database_with_foreign_sbtest_tables_is_refused() {
     );
 
     // With --drop-existing the user allows it: tidemark loads its own tables.
-    let mut args = short_run(results, "point-query");
-    args.extend(["--target", url.as_str(), "--drop-existing"]);
-    let o = run_tidemark(&args);
+    let o = run_tidemark(&short_run(
+        results,
+        "point-query",
+        &[&url],
+        &["--drop-existing"],
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         scalar_i64(conn.as_mut(), "SELECT count(*) FROM sbtest1"),
         2000
     );
     // Tables tidemark created itself are replaced on the next run without flags.
-    let o = run_tidemark(
-        &short_run(results, "point-query")
-            .into_iter()
-            .chain(["--target", url.as_str()])
-            .collect::<Vec<_>>(),
-    );
+    let o = run_tidemark(&short_run(results, "point-query", &[&url], &[]));
     assert!(o.status.success(), "{}", stderr(&o));
     drop(conn);
     server.stop().unwrap();
@@ -246,79 +190,7 @@ fn ctrl_c_stops_the_server_and_keeps_finished_steps() {
     let results = results.to_str().unwrap();
     // A short write step, then a long read step (suite order), so the
     // signal lands mid-step.
-    let args = [
-        "run",
-        "--results",
-        results,
-        "--tests",
-        "update-index,point-query",
-        "--table-size",
-        "2000",
-        "--write-secs",
-        "0.5",
-        "--read-secs",
-        "30",
-        "--warmup-secs",
-        "0",
-    ];
-    let mut child = tidemark()
-        .args(args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr_pipe = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    // Wait for the first finished step, then one more second into the next.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("a step finishes");
-        if line.starts_with("[1/") {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    assert!(
-        !postgres_pids_mentioning(results).is_empty(),
-        "the server runs"
-    );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "tidemark exits after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(status.code(), Some(130), "exit code of an interrupted run");
-    assert!(
-        postgres_pids_mentioning(results).is_empty(),
-        "no postmaster is left behind"
-    );
-    let doc = export_json(results);
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "interrupted");
-    let steps = run["targets"][0]["steps"].as_array().unwrap();
-    assert!(
-        steps.len() >= 2,
-        "the finished step and the interrupted one are stored"
-    );
-    assert_eq!(steps[0]["status"], "ok");
-    assert_eq!(steps.last().unwrap()["status"], "interrupted");
+    let doc = ctrl_c_mid_step(results, &[], postgres_pids_mentioning);
+    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
     assert!(steps.last().unwrap()["qps"].as_f64().unwrap() > 0.0);
 }

@@ -5,60 +5,27 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::cli_runs::*;
 use common::*;
 use tidemark::db::Connector;
 use tidemark::db::mysql::MyConnector;
-
-/// Arguments of a very short run of `tests` on `target` into `results`.
-fn short_run<'a>(results: &'a str, target: &'a str, tests: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--results",
-        results,
-        "--target",
-        target,
-        "--tests",
-        tests,
-        "--table-size",
-        "2000",
-        "--read-secs",
-        "0.5",
-        "--write-secs",
-        "0.5",
-        "--warmup-secs",
-        "0",
-    ]
-}
-
-fn export_json(results: &str) -> serde_json::Value {
-    let o = run_tidemark(&["export", "--format", "json", "--results", results]);
-    assert!(o.status.success(), "export failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("export is JSON")
-}
 
 #[test]
 fn a_short_mariadb_run_stores_charset_plans_and_leaves_no_server() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let mut args = short_run(
+    let args = short_run(
         results,
-        "mariadb@system",
         "point-query,points-covered-si,write-only,insert",
+        &["mariadb@system"],
+        &["--mysql-charset", "utf8mb4", "-c", "innodb_io_capacity=500"],
     );
-    args.extend(["--mysql-charset", "utf8mb4", "-c", "innodb_io_capacity=500"]);
     let o = run_tidemark(&args);
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     assert!(
         mysqld_pids_mentioning(results).is_empty(),
         "no server is left behind"
@@ -113,15 +80,14 @@ fn a_short_sqlite_run_stores_busy_waits_and_removes_its_file() {
     let results = results.to_str().unwrap();
     let db = dir.path().join("bench.db");
     let target = format!("sqlite:{}+wal-full", db.display());
-    let mut args = short_run(results, &target, "update-index,update-nonindex,scan,insert");
-    args.extend(["--threads", "2", "--scan-warm-secs", "0.3"]);
-    let o = run_tidemark(&args);
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
+    let args = short_run(
+        results,
+        "update-index,update-nonindex,scan,insert",
+        &[&target],
+        &["--threads", "2", "--scan-warm-secs", "0.3"],
     );
+    let o = run_tidemark(&args);
+    assert_success(&o);
     assert!(!db.exists(), "the file tidemark created is removed");
 
     let doc = export_json(results);
@@ -219,23 +185,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
     for (extra, want) in cases {
         let mut args = vec!["run", "--results", results, "--table-size", "100"];
         args.extend(extra.iter());
-        let started = Instant::now();
-        let o = run_tidemark(&args);
-        let err = stderr(&o);
-        assert!(!o.status.success(), "{args:?} must fail");
-        assert!(
-            err.contains(want),
-            "{args:?}: {err:?} should contain {want:?}"
-        );
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line: {err:?}"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{args:?} fails fast"
-        );
+        fails_in_one_line(&args, &[want], Duration::from_secs(20));
     }
     assert!(!dir.path().join("ok.db").exists(), "nothing was created");
 
@@ -247,7 +197,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
             .unwrap();
     }
     let target = format!("sqlite:{}", theirs.display());
-    let o = run_tidemark(&short_run(results, &target, "point-query"));
+    let o = run_tidemark(&short_run(results, "point-query", &[&target], &[]));
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
@@ -273,7 +223,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
     conn.execute_text("INSERT INTO sbtest1 VALUES (1, 'not yours')")
         .unwrap();
     let url = format!("mariadb://tidemark@127.0.0.1:{port}/tidemark");
-    let o = run_tidemark(&short_run(results, &url, "point-query"));
+    let o = run_tidemark(&short_run(results, "point-query", &[&url], &[]));
     let err = stderr(&o);
     assert!(!o.status.success());
     assert!(
@@ -286,8 +236,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
         "not yours"
     );
     // With --drop-existing tidemark loads its own tables and benchmarks them.
-    let mut args = short_run(results, &url, "point-query");
-    args.push("--drop-existing");
+    let args = short_run(results, "point-query", &[&url], &["--drop-existing"]);
     let o = run_tidemark(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
@@ -303,79 +252,5 @@ fn ctrl_c_stops_mariadb_and_keeps_finished_steps() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let args = [
-        "run",
-        "--results",
-        results,
-        "--target",
-        "mariadb@system",
-        "--tests",
-        "update-index,point-query",
-        "--table-size",
-        "2000",
-        "--write-secs",
-        "0.5",
-        "--read-secs",
-        "30",
-        "--warmup-secs",
-        "0",
-    ];
-    let mut child = tidemark()
-        .args(args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr_pipe = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("a step finishes");
-        if line.starts_with("[1/") {
-            break;
-        }
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    assert!(
-        !mysqld_pids_mentioning(results).is_empty(),
-        "the server runs"
-    );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "tidemark exits after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(status.code(), Some(130), "exit code of an interrupted run");
-    assert!(
-        mysqld_pids_mentioning(results).is_empty(),
-        "no mariadbd is left behind"
-    );
-    let doc = export_json(results);
-    let run = &doc["runs"][0];
-    assert_eq!(run["status"], "interrupted");
-    let steps = run["targets"][0]["steps"].as_array().unwrap();
-    assert!(
-        steps.len() >= 2,
-        "the finished and the interrupted step are stored"
-    );
-    assert_eq!(steps[0]["status"], "ok");
-    assert_eq!(steps.last().unwrap()["status"], "interrupted");
+    ctrl_c_mid_step(results, &["mariadb@system"], mysqld_pids_mentioning);
 }

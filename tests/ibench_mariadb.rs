@@ -10,26 +10,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use common::ibench_checks::{self, with_others_share};
 use common::*;
 use tidemark::db::mysql::MyConnector;
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::runner::{StepStatus, run_roles};
+use tidemark::runner::run_roles;
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::{
-    self, Ibench, IbenchParams, StepKind, housekeeping, metrics, schema,
-};
-use tidemark::workload::sysbench::load::ExistingTables;
+use tidemark::workload::ibench::{self, StepKind, housekeeping};
 
-/// The tests here measure rates, so they run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn count(admin: &mut dyn Conn, table: &str) -> i64 {
-    scalar_i64(admin, &format!("SELECT count(*) FROM {table}"))
-}
+// The tests here measure rates, so they take turns (`serial`).
 
 /// Connection attempts the server has counted since it started.
 fn connections_opened(admin: &mut dyn Conn) -> i64 {
@@ -74,19 +63,7 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         scalar(admin.as_mut(), "SELECT @@innodb_flush_log_at_trx_commit"),
         "2"
     );
-    let params = IbenchParams {
-        clients: 2,
-        rows_load: 30_000,
-        rows_l_i1: 10_000,
-        rows_l_i2: 2_000,
-        query_secs: 4.0,
-        insert_rates: vec![100, 500, 1000],
-        wait_scale: 0.0,
-        one_table: false,
-        seed: 7,
-    };
-    let ib = Ibench::new(params, Dialect::Mysql);
-    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
+    let (ib, steps) = ibench_checks::set_up(admin.as_mut(), Dialect::Mysql);
     assert_eq!(
         scalar(
             admin.as_mut(),
@@ -95,8 +72,6 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         ),
         "auto_increment"
     );
-    let steps = ibench::steps(&ib.params);
-    assert_eq!(steps.len(), 10);
     let cancel = AtomicBool::new(false);
     let mut rows_after_lx = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -114,20 +89,13 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
             // rows come from the index alone.
             let plans = ib.explain(step, admin.as_mut());
             match kind {
-                QueryKind::Range => {
-                    assert_eq!(plans.len(), 3);
-                    for ((_, plan), index) in
-                        plans
-                            .iter()
-                            .zip(["marketsegment", "registersegment", "pdc"])
-                    {
-                        assert!(
-                            plan.contains(&format!("\"key\": \"pi1_{index}\"")),
-                            "{plan}"
-                        );
-                        assert!(plan.contains("\"using_index\": true"), "{plan}");
-                    }
-                }
+                QueryKind::Range => ibench_checks::check_range_plans(&plans, |plan, index| {
+                    assert!(
+                        plan.contains(&format!("\"key\": \"pi1_{index}\"")),
+                        "{plan}"
+                    );
+                    assert!(plan.contains("\"using_index\": true"), "{plan}");
+                }),
                 QueryKind::Point => {
                     assert_eq!(plans.len(), 1);
                     assert!(plans[0].1.contains("\"key\": \"PRIMARY\""), "{plans:?}");
@@ -152,19 +120,21 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         let mut watch_conn = connector.connect().unwrap();
         let watch_id = scalar(watch_conn.as_mut(), "SELECT CONNECTION_ID()");
         let opened_before = connections_opened(admin.as_mut());
-        let (r, seen) = std::thread::scope(|s| {
-            let watcher = s.spawn(|| {
-                let exclude = [admin_id.clone(), watch_id.clone()];
-                let mut seen: Vec<Vec<(String, String)>> = Vec::new();
-                while watching.load(Ordering::Relaxed) {
-                    seen.push(sessions(watch_conn.as_mut(), &user, &exclude));
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                seen
-            });
-            let r = run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap();
-            watching.store(false, Ordering::Relaxed);
-            (r, watcher.join().unwrap())
+        let ((r, seen), others) = with_others_share(Some(server.pid()), || {
+            std::thread::scope(|s| {
+                let watcher = s.spawn(|| {
+                    let exclude = [admin_id.clone(), watch_id.clone()];
+                    let mut seen: Vec<Vec<(String, String)>> = Vec::new();
+                    while watching.load(Ordering::Relaxed) {
+                        seen.push(sessions(watch_conn.as_mut(), &user, &exclude));
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    seen
+                });
+                let r = run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap();
+                watching.store(false, Ordering::Relaxed);
+                (r, watcher.join().unwrap())
+            })
         });
         let opened = connections_opened(admin.as_mut()) - opened_before;
         assert_eq!(
@@ -173,90 +143,29 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
             "{}: one connection per role and client",
             step.name
         );
-        assert_eq!(
-            r.status,
-            StepStatus::Ok,
-            "{}: {:?} {:?}",
-            step.name,
-            r.failure,
-            r.error_samples
-        );
-        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
-        let f = m.fairness.as_ref().unwrap();
-        assert_eq!(
-            f.clients.len(),
-            2,
-            "{}: one fairness row per client",
-            step.name
-        );
-        assert_eq!(r.clients.len(), 2);
-        let counts: Vec<i64> = ib
-            .tables()
-            .iter()
-            .map(|t| count(admin.as_mut(), t))
-            .collect();
-        match step.kind {
-            StepKind::Load => assert_eq!(counts, [30_000, 30_000]),
-            StepKind::CreateIndexes => {
-                assert_eq!(counts, [30_050, 30_050], "l.x inserts 100 rows in all");
-                rows_after_lx = counts[0];
-                for t in ib.tables() {
-                    let mut names: Vec<String> = admin
-                        .query_text(&format!(
-                            "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
-                             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{t}'"
-                        ))
-                        .unwrap()
-                        .into_iter()
-                        .map(|r| r[0].clone().unwrap())
-                        .collect();
-                    names.sort();
-                    assert_eq!(
-                        names,
-                        [
-                            "PRIMARY".to_string(),
-                            format!("{t}_marketsegment"),
-                            format!("{t}_pdc"),
-                            format!("{t}_registersegment")
-                        ]
-                    );
-                }
-                assert_eq!(m.ips, (60_000.0 + 100.0) / r.secs);
-            }
-            StepKind::InsertDelete | StepKind::Query(_) => {
+        ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
+        if matches!(step.kind, StepKind::CreateIndexes) {
+            for t in ib.tables() {
+                let mut names: Vec<String> = admin
+                    .query_text(&format!(
+                        "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
+                         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{t}'"
+                    ))
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r[0].clone().unwrap())
+                    .collect();
+                names.sort();
                 assert_eq!(
-                    counts,
-                    [rows_after_lx, rows_after_lx],
-                    "{}: the deleter kept the row count",
-                    step.name
+                    names,
+                    [
+                        "PRIMARY".to_string(),
+                        format!("{t}_marketsegment"),
+                        format!("{t}_pdc"),
+                        format!("{t}_registersegment")
+                    ]
                 );
-                let (ins, del) = (r.role("insert").unwrap(), r.role("delete").unwrap());
-                assert_eq!(ins.rows, 2 * step.rows_per_client, "{}", step.name);
-                assert_eq!(del.rows, ins.rows, "{}", step.name);
             }
-        }
-        if let StepKind::Query(kind) = step.kind {
-            let q = r.role("query").unwrap();
-            assert!(q.events > 100, "{}: {} queries", step.name, q.events);
-            let per_query = q.rows as f64 / q.events as f64;
-            if kind == QueryKind::Range {
-                // 10 rows each; `cashregisterid > 999` (1 in 3000) finds none.
-                assert!(per_query > 9.95 && per_query <= 10.0, "{per_query}");
-            } else {
-                assert!(per_query > 5.0 && per_query <= 10.0, "{per_query}");
-            }
-            let sla = m.sla.as_ref().unwrap();
-            assert_eq!(sla.target_ips, 2.0 * f64::from(step.rate.unwrap()));
-            assert!(
-                (0.95..=1.05).contains(&sla.ratio),
-                "{}: achieved {} of {} rows/s",
-                step.name,
-                sla.achieved_ips,
-                sla.target_ips
-            );
-            assert!(!sla.failed);
-            let nominal = step.rows_per_client as f64 / f64::from(step.rate.unwrap());
-            assert!(r.secs >= nominal - 0.01, "{} s for {nominal} s", r.secs);
         }
         if step.name == "qr100" {
             // The 8 role connections, the same ones all step long.
@@ -295,27 +204,9 @@ fn every_step_does_its_work_as_mariadb_sees_it() {
         }
     }
 
-    // An error storm: pi2 disappears mid-step; its threads fail statement
-    // after statement, the step stops and is reported failed, with what it
-    // measured until then.
-    let plan = ib.roles_plan(&steps[4], 99, "test");
-    let r = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(700));
-            let mut conn = connector.connect().unwrap();
-            conn.execute_text("DROP TABLE pi2").unwrap();
-        });
-        run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap()
-    });
-    assert_eq!(r.status, StepStatus::Failed);
+    let r = ibench_checks::check_error_storm(&ib, &steps, &connector);
     let failure = r.failure.clone().unwrap();
-    assert!(
-        failure.starts_with("client 2 ") && failure.contains("error storm"),
-        "{failure}"
-    );
     assert!(failure.contains("doesn't exist"), "{failure}");
-    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
-    assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
     drop(admin);
     server.stop().unwrap();
 }
@@ -326,49 +217,15 @@ fn the_cli_runs_every_step_on_managed_mariadb() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let out = run_tidemark(&[
-        "run",
-        "--suite",
-        "ibench",
-        "--target",
-        "mariadb@system",
-        "--results",
-        results,
-        "--clients",
-        "2",
-        "--rows-load",
-        "3000",
-        "--rows-l-i1",
-        "600",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "100",
-        "--wait-scale",
-        "0",
-    ]);
+    let out = run_tidemark(&ibench_checks::small_run(results, &["mariadb@system"], "1"));
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
         err.contains("innodb_idle_flush_pct not set"),
         "the housekeeping says what it could not set: {err}"
     );
-    let export = run_tidemark(&["export", "--results", results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
-    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
-    for s in steps {
-        assert_eq!(s["status"], "ok", "{}", s["name"]);
-        assert_eq!(
-            s["metrics"]["fairness"]["clients"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
+    let steps = ibench_checks::small_run_steps(results);
+    for s in &steps {
         assert!(s["note"].is_null(), "{}", s["note"]);
     }
     let qr = &steps[4];
@@ -381,7 +238,7 @@ fn the_cli_runs_every_step_on_managed_mariadb() {
             .contains("\"using_index\": true")),
         "{plans:?}"
     );
-    assert_eq!(qr["metrics"]["sla"]["failed"], false);
+    ibench_checks::check_stored_sla(qr);
     assert!(
         mysqld_pids_mentioning(results).is_empty(),
         "the server stopped"

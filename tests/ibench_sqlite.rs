@@ -10,16 +10,14 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use common::ibench_checks::{self, count, with_others_share};
 use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, DbError, Dialect};
 use tidemark::runner::{StepStatus, run_roles};
 use tidemark::server::sqlite_target;
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::{
-    self, Ibench, IbenchParams, StepKind, housekeeping, metrics, schema,
-};
-use tidemark::workload::sysbench::load::ExistingTables;
+use tidemark::workload::ibench::{StepKind, housekeeping};
 
 /// A real SQLite connector that remembers the name of every connection
 /// the runner opens (SQLite has no server to ask).
@@ -55,16 +53,7 @@ fn options(path: std::path::PathBuf, busy_timeout: Duration) -> SqliteOptions {
     }
 }
 
-/// The tests here measure rates, so they run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn count(admin: &mut dyn Conn, table: &str) -> i64 {
-    scalar_i64(admin, &format!("SELECT count(*) FROM {table}"))
-}
+// The tests here measure rates, so they take turns (`serial`).
 
 #[test]
 fn every_step_does_its_work_as_sqlite_sees_it() {
@@ -76,21 +65,7 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         names: Mutex::default(),
     };
     let mut admin = connector.inner.connect().unwrap();
-    let params = IbenchParams {
-        clients: 2,
-        rows_load: 30_000,
-        rows_l_i1: 10_000,
-        rows_l_i2: 2_000,
-        query_secs: 4.0,
-        insert_rates: vec![100, 500, 1000],
-        wait_scale: 0.0,
-        one_table: false,
-        seed: 7,
-    };
-    let ib = Ibench::new(params, Dialect::Sqlite);
-    schema::setup_tables(admin.as_mut(), &ib, ExistingTables::Refuse).unwrap();
-    let steps = ibench::steps(&ib.params);
-    assert_eq!(steps.len(), 10);
+    let (ib, steps) = ibench_checks::set_up(admin.as_mut(), Dialect::Sqlite);
     let cancel = AtomicBool::new(false);
     let mut rows_after_lx = 0;
     for (i, step) in steps.iter().enumerate() {
@@ -118,19 +93,12 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         if let StepKind::Query(kind) = step.kind {
             let plans = ib.explain(step, admin.as_mut());
             match kind {
-                QueryKind::Range => {
-                    assert_eq!(plans.len(), 3);
-                    for ((_, plan), index) in
-                        plans
-                            .iter()
-                            .zip(["marketsegment", "registersegment", "pdc"])
-                    {
-                        assert!(
-                            plan.contains(&format!("SEARCH pi1 USING COVERING INDEX pi1_{index}")),
-                            "{plan}"
-                        );
-                    }
-                }
+                QueryKind::Range => ibench_checks::check_range_plans(&plans, |plan, index| {
+                    assert!(
+                        plan.contains(&format!("SEARCH pi1 USING COVERING INDEX pi1_{index}")),
+                        "{plan}"
+                    );
+                }),
                 QueryKind::Point => {
                     assert_eq!(plans.len(), 1);
                     assert!(
@@ -142,15 +110,9 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         }
         connector.take();
         let plan = ib.roles_plan(step, i as u32, "test");
-        let r = run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap();
-        assert_eq!(
-            r.status,
-            StepStatus::Ok,
-            "{}: {:?} {:?}",
-            step.name,
-            r.failure,
-            r.error_samples
-        );
+        let (r, others) = with_others_share(None, || {
+            run_roles(plan, &connector, &cancel, &mut |_| {}).unwrap()
+        });
         let mut expected: Vec<String> = step
             .roles()
             .iter()
@@ -164,81 +126,28 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
             step.name
         );
         assert_eq!(r.errors, 0, "{}: busy waits are not errors", step.name);
-        let m = metrics::derive(step, &r, ib.rows_loaded(), 2, None);
-        let f = m.fairness.as_ref().unwrap();
-        assert_eq!(
-            f.clients.len(),
-            2,
-            "{}: one fairness row per client",
-            step.name
-        );
-        assert_eq!(r.clients.len(), 2);
-        let counts: Vec<i64> = ib
-            .tables()
-            .iter()
-            .map(|t| count(admin.as_mut(), t))
-            .collect();
-        match step.kind {
-            StepKind::Load => assert_eq!(counts, [30_000, 30_000]),
-            StepKind::CreateIndexes => {
-                assert_eq!(counts, [30_050, 30_050], "l.x inserts 100 rows in all");
-                rows_after_lx = counts[0];
-                for t in ib.tables() {
-                    let names: Vec<String> = admin
-                        .query_text(&format!(
-                            "SELECT name FROM sqlite_master \
-                             WHERE type = 'index' AND tbl_name = '{t}' ORDER BY 1"
-                        ))
-                        .unwrap()
-                        .into_iter()
-                        .map(|r| r[0].clone().unwrap())
-                        .collect();
-                    // The INTEGER PRIMARY KEY is the rowid: no index of its own.
-                    assert_eq!(
-                        names,
-                        [
-                            format!("{t}_marketsegment"),
-                            format!("{t}_pdc"),
-                            format!("{t}_registersegment")
-                        ]
-                    );
-                }
-                assert_eq!(m.ips, (60_000.0 + 100.0) / r.secs);
-            }
-            StepKind::InsertDelete | StepKind::Query(_) => {
+        ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
+        if matches!(step.kind, StepKind::CreateIndexes) {
+            for t in ib.tables() {
+                let names: Vec<String> = admin
+                    .query_text(&format!(
+                        "SELECT name FROM sqlite_master \
+                         WHERE type = 'index' AND tbl_name = '{t}' ORDER BY 1"
+                    ))
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r[0].clone().unwrap())
+                    .collect();
+                // The INTEGER PRIMARY KEY is the rowid: no index of its own.
                 assert_eq!(
-                    counts,
-                    [rows_after_lx, rows_after_lx],
-                    "{}: the deleter kept the row count",
-                    step.name
+                    names,
+                    [
+                        format!("{t}_marketsegment"),
+                        format!("{t}_pdc"),
+                        format!("{t}_registersegment")
+                    ]
                 );
-                let (ins, del) = (r.role("insert").unwrap(), r.role("delete").unwrap());
-                assert_eq!(ins.rows, 2 * step.rows_per_client, "{}", step.name);
-                assert_eq!(del.rows, ins.rows, "{}", step.name);
             }
-        }
-        if let StepKind::Query(kind) = step.kind {
-            let q = r.role("query").unwrap();
-            assert!(q.events > 100, "{}: {} queries", step.name, q.events);
-            let per_query = q.rows as f64 / q.events as f64;
-            if kind == QueryKind::Range {
-                // 10 rows each; `cashregisterid > 999` (1 in 3000) finds none.
-                assert!(per_query > 9.95 && per_query <= 10.0, "{per_query}");
-            } else {
-                assert!(per_query > 5.0 && per_query <= 10.0, "{per_query}");
-            }
-            let sla = m.sla.as_ref().unwrap();
-            assert_eq!(sla.target_ips, 2.0 * f64::from(step.rate.unwrap()));
-            assert!(
-                (0.95..=1.05).contains(&sla.ratio),
-                "{}: achieved {} of {} rows/s",
-                step.name,
-                sla.achieved_ips,
-                sla.target_ips
-            );
-            assert!(!sla.failed);
-            let nominal = step.rows_per_client as f64 / f64::from(step.rate.unwrap());
-            assert!(r.secs >= nominal - 0.01, "{} s for {nominal} s", r.secs);
         }
     }
 
@@ -291,45 +200,11 @@ fn the_cli_stores_every_step_with_what_it_means_on_sqlite() {
     let results = results.to_str().unwrap();
     let db = dir.path().join("ib.db");
     let target = format!("sqlite:{}", db.display());
-    let out = run_tidemark(&[
-        "run",
-        "--suite",
-        "ibench",
-        "--target",
-        &target,
-        "--results",
-        results,
-        "--clients",
-        "2",
-        "--rows-load",
-        "3000",
-        "--rows-l-i1",
-        "600",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "100",
-        "--wait-scale",
-        "0",
-    ]);
+    let out = run_tidemark(&ibench_checks::small_run(results, &[&target], "1"));
     assert!(out.status.success(), "{}", stderr(&out));
-    let export = run_tidemark(&["export", "--results", results]);
-    let doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
-    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
-    for s in steps {
-        assert_eq!(s["status"], "ok", "{}", s["name"]);
+    let steps = ibench_checks::small_run_steps(results);
+    for s in &steps {
         assert_eq!(s["errors"], 0, "{}", s["name"]);
-        assert_eq!(
-            s["metrics"]["fairness"]["clients"]
-                .as_array()
-                .unwrap()
-                .len(),
-            2
-        );
         let note = s["note"].as_str().unwrap_or_default();
         assert!(note.contains("one write"), "{}: {note}", s["name"]);
         assert!(s["params"]["busy_waits"].is_u64(), "{}", s["params"]);
@@ -351,5 +226,5 @@ fn the_cli_stores_every_step_with_what_it_means_on_sqlite() {
             .all(|p| p["plan"].as_str().unwrap().contains("USING COVERING INDEX")),
         "{plans:?}"
     );
-    assert_eq!(qr["metrics"]["sla"]["failed"], false);
+    ibench_checks::check_stored_sla(qr);
 }

@@ -10,11 +10,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::cli_runs::*;
 use common::*;
 use tidemark::plan::{Plan, PlanInput};
 
@@ -31,47 +31,6 @@ fn tm() -> Command {
 
 fn tm_run(args: &[&str]) -> Output {
     tm().args(args).output().expect("tidemark runs")
-}
-
-/// A short run of `tests` on `targets` into `results`.
-fn short_run(results: &str, tests: &str, targets: &[&str], extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--results",
-        results,
-        "--tests",
-        tests,
-        "--table-size",
-        "2000",
-        "--read-secs",
-        "0.5",
-        "--write-secs",
-        "0.5",
-        "--warmup-secs",
-        "0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for t in targets {
-        args.push("--target".into());
-        args.push(t.to_string());
-    }
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
-}
-
-fn export(results: &str) -> serde_json::Value {
-    let o = tm_run(&["export", "--format", "json", "--results", results]);
-    assert!(o.status.success(), "export failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("export is JSON")
-}
-
-fn one_line_error(o: &Output) -> String {
-    let err = stderr(o);
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("tidemark:")).collect();
-    assert_eq!(lines.len(), 1, "one error line: {err}");
-    lines[0].to_string()
 }
 
 #[test]
@@ -105,12 +64,7 @@ fn a_system_and_an_installed_version_compare_end_to_end() {
         &[],
     );
     let o = tm().args(&args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     eprintln!(
         "two-version comparison took {:.1} s",
         started.elapsed().as_secs_f64()
@@ -118,7 +72,7 @@ fn a_system_and_an_installed_version_compare_end_to_end() {
     let summary = stdout(&o);
     assert!(summary.contains(" rel "), "relative QPS column: {summary}");
 
-    let doc = export(results);
+    let doc = export_json(results);
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "finished");
     let targets = run["targets"].as_array().unwrap();
@@ -270,45 +224,20 @@ fn an_interrupted_matrix_resumes_without_measuring_a_cell_twice() {
         &targets,
         &["--repeat", "2", "--settle-secs", "0.2"],
     );
-    let mut child = tm()
-        .args(&args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pipe = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let mut cmd = tm();
+    cmd.args(&args);
+    let mut run = Watched::spawn(cmd);
     // Interrupt in the second cell (the second target's first pass), after
     // its first step.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut firsts = 0;
-    while firsts < 2 {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("steps finish");
-        if line.starts_with("[1/3]") {
-            firsts += 1;
-        }
-    }
+    run.wait_for(2, |l| l.starts_with("[1/3]"));
     std::thread::sleep(Duration::from_millis(200));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(run.interrupt().code(), Some(130));
     assert!(
         postgres_pids_mentioning(results).is_empty(),
         "servers stopped"
     );
 
-    let before = export(results);
+    let before = export_json(results);
     assert_eq!(before["runs"][0]["status"], "interrupted");
     let kept: BTreeMap<(u64, u64, String), String> = cells(&before)
         .into_iter()
@@ -344,7 +273,7 @@ fn an_interrupted_matrix_resumes_without_measuring_a_cell_twice() {
         stdout(&o)
     );
 
-    let after = export(results);
+    let after = export_json(results);
     let run = &after["runs"][0];
     assert_eq!(run["status"], "finished");
     let all = cells(&after);
@@ -411,12 +340,7 @@ fn three_installed_majors_run_with_version_specific_configs() {
         .args(short_run(results, "point-query", &targets, &[]))
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "run failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
+    assert_success(&o);
     assert!(
         stderr(&o).contains(
             "target pg@12.22: base setting autovacuum_vacuum_insert_scale_factor does not exist \
@@ -425,7 +349,7 @@ fn three_installed_majors_run_with_version_specific_configs() {
         "{}",
         stderr(&o)
     );
-    let doc = export(results);
+    let doc = export_json(results);
     let stored = doc["runs"][0]["targets"].as_array().unwrap();
     let versions: Vec<&str> = stored
         .iter()

@@ -6,8 +6,10 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use common::cli_runs::*;
 use common::*;
 use tidemark::db::Conn;
 use tidemark::db::mysql::MyConn;
@@ -61,8 +63,16 @@ fn a_config_variant_is_in_effect_on_the_server() {
         "{}",
         info.config_text
     );
+    // A tmpdir of its own: a server deletes the `#sql*` files in its tmpdir
+    // when it starts, which in a shared /tmp are other servers' tables.
+    let tmpdir = globals(&mut conn, &["tmpdir"]).remove(0);
+    assert!(
+        tmpdir.starts_with("/tmp/tidemark-mytmp-") && Path::new(&tmpdir).is_dir(),
+        "{tmpdir}"
+    );
     drop(conn);
     server.stop().unwrap();
+    assert!(!Path::new(&tmpdir).exists(), "{tmpdir} is removed");
 
     // The base of the same family: durable, no binary log, doublewrite on;
     // z12a changes the flush method only.
@@ -107,9 +117,7 @@ fn a_config_set_runs_each_config_as_a_target() {
         mysqld_pids_mentioning(results).is_empty(),
         "no server is left behind"
     );
-    let e = run_tidemark(&["export", "--format", "json", "--results", results]);
-    assert!(e.status.success(), "{}", stderr(&e));
-    let doc: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    let doc = export_json(results);
     let targets = doc["runs"][0]["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
     for (t, (config, method)) in targets
@@ -222,26 +230,8 @@ fn invalid_settings_fail_in_seconds_naming_the_setting_and_the_target() {
     for (extra, wants) in cases {
         let mut args = vec!["run", "--results", results, "--tests", "point-query"];
         args.extend(extra.iter());
-        let started = Instant::now();
-        let o = run_tidemark(&args);
-        let took = started.elapsed();
-        let err = stderr(&o);
-        assert!(!o.status.success(), "{args:?} must fail");
-        for want in *wants {
-            assert!(
-                err.contains(want),
-                "{args:?}: {err:?} should contain {want:?}"
-            );
-        }
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line: {err:?}"
-        );
-        assert!(
-            took < Duration::from_secs(5),
-            "{args:?} took {took:?}: it must fail before anything starts"
-        );
+        // It must fail before anything starts.
+        fails_in_one_line(&args, wants, Duration::from_secs(5));
         assert!(
             mysqld_pids_mentioning(results).is_empty(),
             "no server was started for {args:?}"

@@ -8,14 +8,13 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use common::sysbench_checks::{self, Params, ROWS};
 use common::*;
 use tidemark::db::Connector;
 use tidemark::db::{Conn, Dialect};
-use tidemark::runner::{StepStatus, run_step};
-use tidemark::workload::sysbench::catalog::{self, Kind};
-use tidemark::workload::sysbench::{Sysbench, SysbenchParams, load};
 
-const ROWS: u64 = 20_000;
+use tidemark::workload::sysbench::catalog::{self, Kind};
+use tidemark::workload::sysbench::load;
 
 /// Statement text → (calls, rows) as pg_stat_statements saw them. It shows
 /// constants as parameters: `k=k+1` appears as `k=k+$2`.
@@ -130,22 +129,9 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
     drop(admin);
     let mut admin = connector.connect().unwrap();
 
-    let suite = Sysbench {
-        params: SysbenchParams {
-            tables: 1,
-            table_size: ROWS,
-            threads: 1,
-            // Long enough for an 18-statement event on a loaded 2-core CI
-            // machine (0.3 s once ran no read-only event at all).
-            read_secs: 0.6,
-            write_secs: 0.6,
-            warmup_secs: 0.0,
-            scan_warm_secs: 0.3,
-            postwrite_scale: 0.0,
-            seed: 7,
-        },
-        dialect: Dialect::Postgres,
-    };
+    // Steps long enough for an 18-statement event on a loaded 2-core CI
+    // machine (0.3 s once ran no read-only event at all).
+    let suite = sysbench_checks::suite(Dialect::Postgres, 0.6);
 
     for test in catalog::suite() {
         let name = test.name();
@@ -154,17 +140,7 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
             .query_text("SELECT pg_stat_statements_reset()")
             .unwrap();
         let before = counters(admin.as_mut());
-        let plan = suite.step_plan(&test, "pg");
-        let r = run_step(
-            &plan,
-            &connector,
-            &|c| suite.client(&test, c),
-            &cancel,
-            &mut |_| {},
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(r.status, StepStatus::Ok, "{name}: {:?}", r.error_samples);
-        assert!(r.events > 0, "{name} ran no event");
+        let r = sysbench_checks::run_test(&suite, &test, &connector, "pg");
         wait_for_backends_to_exit(admin.as_mut());
         let after = counters(admin.as_mut());
         let d = |k: &str| after[k] - before[k];
@@ -199,63 +175,24 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
                     "{name}"
                 );
             }
-            Kind::RandomPoints { hot } => {
-                let list: Vec<String> = (1..=test.range).map(|i| format!("${i}")).collect();
-                let sql = format!("SELECT c FROM sbtest1 WHERE id IN ({})", list.join(", "));
-                let per = rows_per_call(&sql);
-                if hot {
-                    assert_eq!(per, 100.0, "{name}: hot-points reads the same 100 rows");
-                } else {
-                    // Duplicate random ids in one list return one row each.
-                    assert!(
-                        per <= f64::from(test.range) && per > f64::from(test.range) * 0.8,
-                        "{name}: {per}"
-                    );
-                }
-            }
-            Kind::Points { on_id, covered } => {
-                let (cols, col) = match (on_id, covered) {
-                    (true, true) => ("id", "id"),
-                    (true, false) => ("id, c", "id"),
-                    (false, true) => ("k", "k"),
-                    (false, false) => ("k, c", "k"),
-                };
-                let list: Vec<String> = (1..=100).map(|i| format!("${i}")).collect();
-                let sql = format!(
-                    "SELECT {cols} FROM sbtest1 WHERE {col} IN ({})",
-                    list.join(", ")
-                );
-                let per = rows_per_call(&sql);
-                assert!((60.0..=140.0).contains(&per), "{name}: {per} rows per call");
-                if on_id {
-                    assert!(
-                        d("pkey") >= events && d("k_1") == 0,
-                        "{name}: served by the PK"
-                    );
-                } else {
-                    assert!(
-                        d("k_1") >= events && d("pkey") == 0,
-                        "{name}: served by k_1: k_1 {} pkey {} seq {} events {events}",
-                        d("k_1"),
-                        d("pkey"),
-                        d("seq_scan")
-                    );
-                }
-            }
-            Kind::Range { on_id, covered } => {
-                let (cols, col) = match (on_id, covered) {
-                    (true, true) => ("id", "id"),
-                    (true, false) => ("id, c", "id"),
-                    (false, true) => ("k", "k"),
-                    (false, false) => ("k, c", "k"),
-                };
-                let sql = format!("SELECT {cols} FROM sbtest1 WHERE {col} BETWEEN $1 AND $2");
-                let per = rows_per_call(&sql);
-                if on_id {
-                    // x+100 can pass the last id near the end of the table.
-                    assert!(per <= 101.0 && per > 95.0, "{name}: {per} rows per call");
-                } else {
-                    assert!((60.0..=140.0).contains(&per), "{name}: {per} rows per call");
+            Kind::RandomPoints { .. } | Kind::Points { .. } | Kind::Range { .. } => {
+                let sql = sysbench_checks::read_sql(&test, Params::Dollar).unwrap();
+                sysbench_checks::check_rows_per_call(&test, rows_per_call(&sql));
+                if let Kind::Points { on_id, .. } = test.kind {
+                    if on_id {
+                        assert!(
+                            d("pkey") >= events && d("k_1") == 0,
+                            "{name}: served by the PK"
+                        );
+                    } else {
+                        assert!(
+                            d("k_1") >= events && d("pkey") == 0,
+                            "{name}: served by k_1: k_1 {} pkey {} seq {} events {events}",
+                            d("k_1"),
+                            d("pkey"),
+                            d("seq_scan")
+                        );
+                    }
                 }
             }
             Kind::Scan => {
@@ -277,36 +214,14 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
                     stmt("SELECT c FROM sbtest1 WHERE id=$1"),
                     (10 * events, 10 * events)
                 );
-                // A range wider than the table reads to its end.
-                let w = f64::from(test.range).min(ROWS as f64);
-                for (on, sql) in [
-                    (
-                        rs.simple,
-                        "SELECT c FROM sbtest1 WHERE id BETWEEN $1 AND $2",
-                    ),
-                    (
-                        rs.sum,
-                        "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN $1 AND $2",
-                    ),
-                    (
-                        rs.order,
-                        "SELECT c FROM sbtest1 WHERE id BETWEEN $1 AND $2 ORDER BY c",
-                    ),
-                    (
-                        rs.distinct,
-                        "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN $1 AND $2 ORDER BY c",
-                    ),
-                ] {
-                    if on {
-                        assert_eq!(stmt(sql).0, events, "{name}: {sql}");
-                        if !sql.contains("SUM") {
-                            let per = rows_per_call(sql);
-                            assert!(per <= w && per > w * 0.1, "{name}: {sql}: {per} rows");
-                        }
-                    } else {
-                        assert!(!seen.contains_key(sql), "{name} must not run {sql}");
-                    }
-                }
+                sysbench_checks::check_read_only_ranges(
+                    &test,
+                    rs,
+                    Params::Dollar,
+                    events,
+                    stmt,
+                    |sql| seen.contains_key(sql),
+                );
             }
             Kind::ReadOnlyCount => {
                 assert_eq!(

@@ -8,15 +8,13 @@ mod common;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use common::sysbench_checks::{self, ROWS};
 use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::runner::{StepStatus, run_step};
 use tidemark::server::sqlite_target;
 use tidemark::workload::sysbench::catalog::{self, Kind};
-use tidemark::workload::sysbench::{Sysbench, SysbenchParams, load};
-
-const ROWS: u64 = 20_000;
+use tidemark::workload::sysbench::load;
 
 /// Row changes the triggers counted: (inserts, updates, deletes).
 fn changes(admin: &mut dyn Conn) -> (i64, i64, i64) {
@@ -75,20 +73,7 @@ fn every_microbenchmark_does_its_work_as_sqlite_sees_it() {
         "wal_checkpoint(TRUNCATE) emptied the WAL"
     );
 
-    let suite = Sysbench {
-        params: SysbenchParams {
-            tables: 1,
-            table_size: ROWS,
-            threads: 1,
-            read_secs: 0.3,
-            write_secs: 0.3,
-            warmup_secs: 0.0,
-            scan_warm_secs: 0.3,
-            postwrite_scale: 0.0,
-            seed: 7,
-        },
-        dialect: Dialect::Sqlite,
-    };
+    let suite = sysbench_checks::suite(Dialect::Sqlite, 0.3);
     let checksum = |a: &mut dyn Conn, filter: &str| {
         scalar(
             a,
@@ -111,17 +96,7 @@ fn every_microbenchmark_does_its_work_as_sqlite_sees_it() {
         let others_before = checksum(admin.as_mut(), "WHERE id <> 1");
         let all_before = checksum(admin.as_mut(), "");
         let before = changes(admin.as_mut());
-        let plan = suite.step_plan(&test, "sqlite");
-        let r = run_step(
-            &plan,
-            &connector,
-            &|c| suite.client(&test, c),
-            &cancel,
-            &mut |_| {},
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(r.status, StepStatus::Ok, "{name}: {:?}", r.error_samples);
-        assert!(r.events > 0, "{name} ran no event");
+        let r = sysbench_checks::run_test(&suite, &test, &connector, "sqlite");
         assert_eq!(
             r.statements,
             r.events * u64::from(test.statements_per_event()),
@@ -150,12 +125,7 @@ fn every_microbenchmark_does_its_work_as_sqlite_sees_it() {
                     (false, true) => uses("USING COVERING INDEX k_1"),
                     (false, false) => uses("USING INDEX k_1"),
                 }
-                let per = r.rows as f64 / r.events as f64;
-                if matches!(test.kind, Kind::Range { on_id: true, .. }) {
-                    assert!(per <= 101.0 && per > 95.0, "{name}: {per} rows per call");
-                } else {
-                    assert!((60.0..=140.0).contains(&per), "{name}: {per} rows per call");
-                }
+                sysbench_checks::check_rows_per_call(&test, r.rows as f64 / r.events as f64);
             }
             Kind::Scan => uses("SCAN sbtest1"),
             Kind::ReadOnly(_) | Kind::ReadOnlyCount => uses("USING INTEGER PRIMARY KEY"),

@@ -1,9 +1,19 @@
 //! Helpers shared by the integration tests: real managed servers in temp
-//! directories, and the tidemark binary.
+//! directories, and the tidemark binary. The checks several tests make
+//! alike live in the submodules: CLI runs and Ctrl-C ([`cli_runs`]), the
+//! Insert Benchmark steps ([`ibench_checks`]), the samplers
+//! ([`sampler_checks`]) and the sysbench microbenchmarks
+//! ([`sysbench_checks`]).
 #![allow(dead_code)]
+
+pub mod cli_runs;
+pub mod ibench_checks;
+pub mod sampler_checks;
+pub mod sysbench_checks;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use tidemark::db::Conn;
@@ -11,6 +21,15 @@ use tidemark::db::Conn;
 pub use tidemark::db::postgres::PgConnector;
 use tidemark::server::mysql::{Flavor, ManagedMyOptions, ManagedMysql, find_binaries};
 use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Takes this test binary's turn: tests that measure rates or read
+/// host-wide counters and the process's own CPU hold it, so one test's
+/// server does not make the machine busy under another's measurement.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A temp dir that the unprivileged server user can reach (tests run as root).
 pub fn server_tempdir() -> tempfile::TempDir {
@@ -75,8 +94,18 @@ pub fn tidemark() -> Command {
 }
 
 /// Runs tidemark with `args` and returns its output.
-pub fn run_tidemark(args: &[&str]) -> Output {
+pub fn run_tidemark<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     tidemark().args(args).output().expect("tidemark runs")
+}
+
+/// `o` is of a run that succeeded; the failure shows both streams.
+pub fn assert_success(o: &Output) {
+    assert!(
+        o.status.success(),
+        "run failed: {}\n{}",
+        stderr(o),
+        stdout(o)
+    );
 }
 
 pub fn stderr(o: &Output) -> String {

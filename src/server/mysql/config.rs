@@ -76,6 +76,10 @@ pub struct Placement<'a> {
     pub datadir: &'a Path,
     pub port: u16,
     pub socket: &'a Path,
+    /// A directory of this server's own: every server deletes the `#sql*`
+    /// files in its tmpdir when it starts, so servers sharing /tmp would
+    /// delete each other's temporary tables mid-statement.
+    pub tmpdir: &'a Path,
 }
 
 /// The option file tidemark writes: `base`, tidemark's lines, the
@@ -103,6 +107,7 @@ pub fn compose_config(
         "pid_file = {}",
         at.datadir.join("server.pid").display()
     );
+    let _ = writeln!(text, "tmpdir = {}", at.tmpdir.display());
     if !overrides.is_empty() {
         text.push_str("# --- -c overrides, in command-line order (the last one wins) ---\n");
         for (name, value) in overrides {
@@ -229,6 +234,7 @@ mod tests {
             datadir: Path::new("/d"),
             port: 3399,
             socket: Path::new("/d/mysql.sock"),
+            tmpdir: Path::new("/t"),
         };
         let o = vec![("innodb_io_capacity".to_string(), "500".to_string())];
         let t = compose_config(Flavor::MariaDb, "[mysqld]\na = 1\n", &at, &o);
@@ -248,6 +254,7 @@ mod tests {
                 "bind_address = 127.0.0.1",
                 "socket = /d/mysql.sock",
                 "pid_file = /d/server.pid",
+                "tmpdir = /t",
                 "innodb_io_capacity = 500",
             ]
         );

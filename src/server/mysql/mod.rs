@@ -136,11 +136,16 @@ impl ManagedMysql {
         let datadir = create_datadir(&requested, &user, title, &mut scratch)?;
         let socket_dir = socket_dir_for(&datadir, SOCKET, "my", &user, &mut scratch)?;
         let socket = socket_dir.join(SOCKET);
+        // Servers delete the `#sql*` files in their tmpdir at startup (the
+        // initialising run too): a shared /tmp lets one server's start
+        // delete another's temporary tables mid-statement.
+        let tmpdir = scratch_dir("mytmp", &user, &mut scratch)?;
         let placement = config::Placement {
             basedir: &bin.basedir,
             datadir: &datadir,
             port,
             socket: &socket,
+            tmpdir: &tmpdir,
         };
         let config_text =
             compose_config(bin.flavor, &opts.base_config, &placement, &opts.overrides);
@@ -157,7 +162,8 @@ impl ManagedMysql {
         );
         config::check_config(bin, &user, &conf, &checked)?;
         std::fs::remove_file(&conf).with_context(|| format!("removing {}", conf.display()))?;
-        initialise(bin, &user, &datadir, &sibling_file(&requested, "init.log"))?;
+        let init_log = sibling_file(&requested, "init.log");
+        initialise(bin, &user, &datadir, &tmpdir, &init_log)?;
         write_owned(&conf, &config_text, &user)?;
 
         let mut cmd = bin.command(&bin.server, &user);
@@ -409,6 +415,7 @@ pub fn check_settings(
         datadir: &dir,
         port: 3306,
         socket: &dir.join(SOCKET),
+        tmpdir: &dir,
     };
     let file = dir.join(OPTION_FILE);
     write_owned(
@@ -434,15 +441,23 @@ fn write_owned(path: &Path, text: &str, user: &ServerUser) -> Result<()> {
     Ok(())
 }
 
-/// Initialises `datadir` with the family's tool, as the server account;
-/// the tool's output goes to `log`, which the error quotes.
-fn initialise(bin: &MyBinaries, user: &ServerUser, datadir: &Path, log: &Path) -> Result<()> {
+/// Initialises `datadir` with the family's tool, as the server account,
+/// with the server's private `tmpdir`; the tool's output goes to `log`,
+/// which the error quotes.
+fn initialise(
+    bin: &MyBinaries,
+    user: &ServerUser,
+    datadir: &Path,
+    tmpdir: &Path,
+    log: &Path,
+) -> Result<()> {
     let mut cmd: Command = match (bin.flavor, &bin.install_db) {
         (Flavor::MariaDb, Some(tool)) => {
             let mut c = bin.command(tool, user);
             c.arg("--no-defaults")
                 .arg(format!("--basedir={}", bin.basedir.display()))
                 .arg(format!("--datadir={}", datadir.display()))
+                .arg(format!("--tmpdir={}", tmpdir.display()))
                 .args([
                     "--auth-root-authentication-method=normal",
                     "--skip-name-resolve",
@@ -459,7 +474,8 @@ fn initialise(bin: &MyBinaries, user: &ServerUser, datadir: &Path, log: &Path) -
             c.arg("--no-defaults")
                 .arg("--initialize-insecure")
                 .arg(format!("--basedir={}", bin.basedir.display()))
-                .arg(format!("--datadir={}", datadir.display()));
+                .arg(format!("--datadir={}", datadir.display()))
+                .arg(format!("--tmpdir={}", tmpdir.display()));
             c
         }
     };
