@@ -195,6 +195,15 @@ fn html_renders_in_headless_chromium_with_its_charts() {
                 == page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count(),
         "no network references besides the SVG namespace"
     );
+    // Every group's cost tables sit in one foldable block, open by default.
+    let groups = report.sysbench.as_ref().map_or(0, |s| s.groups.len());
+    assert!(groups > 0);
+    assert_eq!(
+        page.matches("<details class=\"cost\" open><summary>Cost per query: cpupq")
+            .count(),
+        groups,
+        "one open cost block per group"
+    );
     let index = dir.path().join("index.html");
     std::fs::write(&index, &page).unwrap();
     let probe = dir.path().join("probe.html");

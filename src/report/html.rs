@@ -337,6 +337,21 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
         })
         .collect();
     table(o, "qps", &header, &rows);
+    let shown: Vec<&str> = s
+        .cost_columns
+        .iter()
+        .zip(&s.cost_present)
+        .filter(|(_, p)| **p)
+        .map(|(c, _)| c.key)
+        .collect();
+    if !shown.is_empty() {
+        // Open, so it prints and reads as before; a reader can fold it away.
+        let _ = writeln!(
+            o,
+            "<details class=\"cost\" open><summary>Cost per query: {}</summary>",
+            shown.join(", ")
+        );
+    }
     for (k, col) in s.cost_columns.iter().enumerate() {
         if !s.cost_present[k] {
             continue;
@@ -367,6 +382,9 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
             })
             .collect();
         table(o, "cost", &header, &rows);
+    }
+    if !shown.is_empty() {
+        o.push_str("</details>\n");
     }
     let absent: Vec<&str> = s
         .cost_columns
