@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
+use super::cost::CostColumn;
 use super::format::{amount, bp, host_line, opt_amount, rel, secs};
 use super::model::{Band, Report};
 use super::plans::word_diff;
@@ -337,13 +338,15 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
         })
         .collect();
     table(o, "qps", &header, &rows);
-    let shown: Vec<&str> = s
-        .cost_columns
-        .iter()
-        .zip(&s.cost_present)
-        .filter(|(_, p)| **p)
-        .map(|(c, _)| c.key)
-        .collect();
+    let (shown, absent): (Vec<&str>, Vec<&str>) = {
+        let (shown, absent): (Vec<_>, Vec<_>) = s
+            .cost_columns
+            .iter()
+            .zip(&s.cost_present)
+            .partition(|(_, p)| **p);
+        let keys = |v: Vec<(&CostColumn, &bool)>| v.into_iter().map(|(c, _)| c.key).collect();
+        (keys(shown), keys(absent))
+    };
     if !shown.is_empty() {
         // Open, so it prints and reads as before; a reader can fold it away.
         let _ = writeln!(
@@ -386,13 +389,6 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
     if !shown.is_empty() {
         o.push_str("</details>\n");
     }
-    let absent: Vec<&str> = s
-        .cost_columns
-        .iter()
-        .zip(&s.cost_present)
-        .filter(|(_, p)| !**p)
-        .map(|(c, _)| c.key)
-        .collect();
     if !absent.is_empty() {
         let _ = writeln!(
             o,
