@@ -20,6 +20,10 @@ use crate::db::{Connector, Dialect};
 
 use serde::{Deserialize, Serialize};
 
+/// The server size profiles each family ships config files for; every
+/// benchmark profile maps to one of them (`Profile::server_size`).
+pub const SERVER_SIZES: &[&str] = &["quick", "small", "large"];
+
 /// What the store records about the server a target ran on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {

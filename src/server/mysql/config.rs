@@ -19,7 +19,7 @@ use super::verify::{Source, check_help_output};
 use crate::server::process::ServerUser;
 
 /// Size profiles [`base_config`] knows.
-pub const PROFILES: &[&str] = &["quick", "small", "large"];
+pub use crate::server::SERVER_SIZES as PROFILES;
 
 const BASE: &str = include_str!("../../../config/mysql/base.cnf");
 const MARIADB: &str = include_str!("../../../config/mysql/mariadb.cnf");

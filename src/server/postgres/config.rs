@@ -17,7 +17,7 @@ use super::binaries::{PgBinaries, tool};
 use crate::server::process::ServerUser;
 
 /// Size profiles [`base_config`] knows.
-pub const PROFILES: &[&str] = &["quick", "small", "large"];
+pub use crate::server::SERVER_SIZES as PROFILES;
 
 const BASE_CONF: &str = include_str!("../../../config/postgres/base.conf");
 const QUICK_CONF: &str = include_str!("../../../config/postgres/quick.conf");
