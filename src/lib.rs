@@ -15,6 +15,7 @@ pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod server;
+pub mod stats;
 pub mod store;
 pub mod util;
 pub mod workload;

@@ -1,0 +1,272 @@
+//! Intervals on a ratio `other / base`: from repetitions (paired or not)
+//! or, with one measurement each, from the per-second series.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::LEVEL;
+use super::bootstrap::block_bootstrap_ratio;
+
+/// How an interval was computed: named in every legend and export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// t interval on the mean log ratio of repetitions paired by index.
+    PairedT,
+    /// Welch's t interval on the difference of mean logs (repetitions
+    /// that cannot be paired).
+    WelchT,
+    /// Moving-block bootstrap of the per-second series of one measurement
+    /// each (within-measurement noise only).
+    BlockBootstrap,
+}
+
+impl Method {
+    /// A short phrase for legends.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Method::PairedT => "t interval on the log ratios of repetitions paired in time",
+            Method::WelchT => "Welch t interval on log values of unpaired repetitions",
+            Method::BlockBootstrap => {
+                "moving-block bootstrap of per-second rates (within one measurement: \
+                 does not include drift between servers or over time)"
+            }
+        }
+    }
+}
+
+/// A ratio's point estimate and its 95 % interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    /// The ratio `other / base`.
+    pub estimate: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+    /// Measurements behind it: repetitions per side (paired: pairs), or
+    /// seconds of the shorter series for the bootstrap.
+    pub n: u32,
+    /// How it was computed.
+    pub method: Method,
+}
+
+impl Interval {
+    /// Half the interval's width relative to the estimate, on the log
+    /// scale (`0.03` ≈ ±3 %): the number to compare noise by.
+    pub fn half_width(&self) -> f64 {
+        (self.hi.ln() - self.lo.ln()) / 2.0
+    }
+
+    /// Whether `x` lies inside the interval.
+    pub fn covers(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+}
+
+/// One measurement of a cell: its repetition index, its value (QPS, cost
+/// per op), and its per-second values (empty when not kept).
+#[derive(Clone, Copy, Debug)]
+pub struct Measured<'a> {
+    pub repetition: u32,
+    pub value: f64,
+    pub seconds: &'a [f64],
+}
+
+/// The interval on `other / base` that the measurements allow: paired t
+/// when both sides have the same two or more repetitions, Welch's t when
+/// they have repetitions that do not pair, the block bootstrap of the
+/// per-second series when each side has one measurement. `None` when no
+/// interval can be had (a value ≤ 0, too few seconds).
+pub fn ratio_interval(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Interval> {
+    let values = |m: &[Measured<'_>]| m.iter().map(|x| x.value).collect::<Vec<f64>>();
+    if base.is_empty() || other.is_empty() {
+        return None;
+    }
+    if base.len() == 1 && other.len() == 1 {
+        let (b, o) = (&base[0], &other[0]);
+        return block_bootstrap_ratio(b.seconds, o.seconds, b.value, o.value);
+    }
+    let mut b_reps: Vec<u32> = base.iter().map(|m| m.repetition).collect();
+    let mut o_reps: Vec<u32> = other.iter().map(|m| m.repetition).collect();
+    b_reps.sort_unstable();
+    o_reps.sort_unstable();
+    if b_reps == o_reps && b_reps.windows(2).all(|w| w[0] != w[1]) {
+        let mut b: Vec<&Measured<'_>> = base.iter().collect();
+        let mut o: Vec<&Measured<'_>> = other.iter().collect();
+        b.sort_by_key(|m| m.repetition);
+        o.sort_by_key(|m| m.repetition);
+        let bv: Vec<f64> = b.iter().map(|m| m.value).collect();
+        let ov: Vec<f64> = o.iter().map(|m| m.value).collect();
+        return paired_ratio(&bv, &ov);
+    }
+    welch_ratio(&values(base), &values(other))
+}
+
+/// The `LEVEL` two-sided t quantile with `df` degrees of freedom.
+fn t_quantile(df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(0.5 + LEVEL / 2.0))
+        .unwrap_or(f64::INFINITY)
+}
+
+fn logs(values: &[f64]) -> Option<Vec<f64>> {
+    values
+        .iter()
+        .map(|&v| (v > 0.0 && v.is_finite()).then(|| v.ln()))
+        .collect()
+}
+
+fn mean_var(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = if x.len() > 1 {
+        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var)
+}
+
+fn from_log(center: f64, half: f64, n: usize, method: Method) -> Interval {
+    Interval {
+        estimate: center.exp(),
+        lo: (center - half).exp(),
+        hi: (center + half).exp(),
+        n: n as u32,
+        method,
+    }
+}
+
+/// Paired t interval: `base[i]` and `other[i]` were measured together
+/// (repetition `i`); the interval is on the mean of `ln(other/base)`,
+/// transformed back. Needs two or more pairs of positive values.
+pub fn paired_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
+    if base.len() != other.len() || base.len() < 2 {
+        return None;
+    }
+    let (b, o) = (logs(base)?, logs(other)?);
+    let d: Vec<f64> = o.iter().zip(&b).map(|(o, b)| o - b).collect();
+    let n = d.len();
+    let (mean, var) = mean_var(&d);
+    let half = t_quantile((n - 1) as f64) * (var / n as f64).sqrt();
+    Some(from_log(mean, half, n, Method::PairedT))
+}
+
+/// Welch's t interval on `mean(ln other) − mean(ln base)`. With one value
+/// on a side, that side borrows the other's variance (a pooled interval
+/// with the other side's degrees of freedom). Needs three or more values
+/// in all, at least two on one side.
+pub fn welch_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
+    let (b, o) = (logs(base)?, logs(other)?);
+    if b.is_empty() || o.is_empty() || (b.len() < 2 && o.len() < 2) {
+        return None;
+    }
+    let (mb, vb) = mean_var(&b);
+    let (mo, vo) = mean_var(&o);
+    let (nb, no) = (b.len() as f64, o.len() as f64);
+    let (se2, df) = if b.len() < 2 || o.len() < 2 {
+        let (v, df) = if b.len() < 2 {
+            (vo, no - 1.0)
+        } else {
+            (vb, nb - 1.0)
+        };
+        (v * (1.0 / nb + 1.0 / no), df)
+    } else {
+        let (qb, qo) = (vb / nb, vo / no);
+        let se2 = qb + qo;
+        let df = if se2 > 0.0 {
+            se2 * se2 / (qb * qb / (nb - 1.0) + qo * qo / (no - 1.0))
+        } else {
+            nb + no - 2.0
+        };
+        (se2, df)
+    };
+    let half = t_quantile(df) * se2.sqrt();
+    Some(from_log(
+        mo - mb,
+        half,
+        b.len().min(o.len()),
+        Method::WelchT,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn paired_interval_matches_a_hand_computation() {
+        // Ratios 1.1, 1.0, 0.9: d = ln(1.1), 0, ln(0.9) = 0.0953102, 0, -0.1053605.
+        // mean = -0.0033501, sd = 0.1003773 (n−1), se = 0.0579529,
+        // t(0.975, 2) = 4.3026527, half = 0.2493510.
+        let iv = paired_ratio(&[100.0, 100.0, 100.0], &[110.0, 100.0, 90.0]).unwrap();
+        assert_eq!(iv.method, Method::PairedT);
+        assert_eq!(iv.n, 3);
+        assert!(close(iv.estimate, (-0.0033501f64).exp(), 1e-6));
+        assert!(
+            close(iv.lo, (-0.0033501f64 - 0.2493510).exp(), 1e-5),
+            "{iv:?}"
+        );
+        assert!(
+            close(iv.hi, (-0.0033501f64 + 0.2493510).exp(), 1e-5),
+            "{iv:?}"
+        );
+        assert!(iv.covers(1.0));
+    }
+
+    #[test]
+    fn paired_interval_is_scale_free_and_pairs_by_index() {
+        // Base drifts 2× between repetitions; the ratio stays 0.8 exactly.
+        let iv = paired_ratio(&[100.0, 200.0], &[80.0, 160.0]).unwrap();
+        assert!(close(iv.estimate, 0.8, 1e-12));
+        assert!(close(iv.lo, 0.8, 1e-12) && close(iv.hi, 0.8, 1e-12));
+    }
+
+    #[test]
+    fn welch_interval_matches_a_hand_computation() {
+        // ln values: base ln(100), ln(120); other ln(90), ln(100), ln(110).
+        let b = [100f64.ln(), 120f64.ln()];
+        let o = [90f64.ln(), 100f64.ln(), 110f64.ln()];
+        let (mb, mo) = ((b[0] + b[1]) / 2.0, (o[0] + o[1] + o[2]) / 3.0);
+        let vb = ((b[0] - mb).powi(2) + (b[1] - mb).powi(2)) / 1.0;
+        let vo = o.iter().map(|x| (x - mo).powi(2)).sum::<f64>() / 2.0;
+        let (qb, qo) = (vb / 2.0, vo / 3.0);
+        let df = (qb + qo).powi(2) / (qb * qb / 1.0 + qo * qo / 2.0);
+        let t = StudentsT::new(0.0, 1.0, df).unwrap().inverse_cdf(0.975);
+        let half = t * (qb + qo).sqrt();
+        let iv = welch_ratio(&[100.0, 120.0], &[90.0, 100.0, 110.0]).unwrap();
+        assert_eq!(iv.method, Method::WelchT);
+        assert!(close(iv.estimate, (mo - mb).exp(), 1e-12));
+        assert!(close(iv.lo, (mo - mb - half).exp(), 1e-9));
+        assert!(close(iv.hi, (mo - mb + half).exp(), 1e-9));
+    }
+
+    #[test]
+    fn t_quantiles_are_the_textbook_ones() {
+        assert!(close(t_quantile(1.0), 12.7062, 1e-3));
+        assert!(close(t_quantile(2.0), 4.3027, 1e-3));
+        assert!(close(t_quantile(9.0), 2.2622, 1e-3));
+    }
+
+    #[test]
+    fn dispatch_follows_what_was_measured() {
+        let m = |repetition, value| Measured {
+            repetition,
+            value,
+            seconds: &[],
+        };
+        let paired = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(1, 10.0)]);
+        assert_eq!(paired.unwrap().method, Method::PairedT);
+        let welch = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(2, 10.0)]);
+        assert_eq!(welch.unwrap().method, Method::WelchT);
+        // One measurement each and no seconds: no interval.
+        assert!(ratio_interval(&[m(0, 10.0)], &[m(0, 9.0)]).is_none());
+        // A non-positive value has no log: no interval.
+        assert!(paired_ratio(&[0.0, 1.0], &[1.0, 1.0]).is_none());
+    }
+}

@@ -1,0 +1,29 @@
+//! The statistics behind every relative number: a 95 % interval on the
+//! ratio of two measurements and the verdict it supports.
+//!
+//! Pure arithmetic on plain numbers, importing nothing of ours, so the
+//! report (and anything else) can use it and unit tests can check it
+//! against hand-computed cases. Three ways to get an interval, chosen by
+//! what was measured ([`Method`]):
+//! - repetitions paired by their index (the interleaved passes of
+//!   `--repeat`, A and B measured next to each other): a t interval on the
+//!   mean of the per-pair log ratios;
+//! - repetitions that cannot be paired: Welch's t interval on the
+//!   difference of mean logs;
+//! - one measurement each: a moving-block bootstrap of the per-second
+//!   series (blocks keep the seconds' autocorrelation), percentile interval
+//!   on the log of the ratio of means.
+//!
+//! Intervals are built on the log scale and transformed back, so they are
+//! asymmetric around the estimate and never reach zero.
+
+mod bootstrap;
+mod interval;
+mod verdict;
+
+pub use bootstrap::{block_bootstrap_ratio, block_length};
+pub use interval::{Interval, Measured, Method, paired_ratio, ratio_interval, welch_ratio};
+pub use verdict::{DEFAULT_MIN_EFFECT, Verdict, VerdictCounts, parse_min_effect, verdict};
+
+/// The confidence level of every interval tidemark reports.
+pub const LEVEL: f64 = 0.95;

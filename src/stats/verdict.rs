@@ -1,0 +1,185 @@
+//! The verdict on one cell — faster, slower or no difference — from its
+//! interval and the smallest change the user cares about.
+
+use serde::Serialize;
+
+use super::interval::Interval;
+
+/// The seeds' threshold: a change under 3 % is not worth reporting.
+pub const DEFAULT_MIN_EFFECT: f64 = 0.03;
+
+/// What a ratio's interval says. For throughput `Higher` reads "faster";
+/// for a cost per operation it reads "higher" (worse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The whole interval above 1 and the estimate at least `1 + min`.
+    Higher,
+    /// The whole interval below 1 and the estimate at most `1 − min`.
+    Lower,
+    /// Anything else: within noise, or smaller than the minimum effect.
+    NoDifference,
+    /// No interval could be computed (too few measurements, a zero).
+    Unknown,
+}
+
+impl Verdict {
+    /// The word for a throughput ratio (rQPS): faster / slower.
+    pub fn for_rate(self) -> &'static str {
+        match self {
+            Verdict::Higher => "faster",
+            Verdict::Lower => "slower",
+            Verdict::NoDifference => "no difference",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// The word for a cost ratio (CPU per query): higher / lower.
+    pub fn for_cost(self) -> &'static str {
+        match self {
+            Verdict::Higher => "higher",
+            Verdict::Lower => "lower",
+            Verdict::NoDifference => "no difference",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The verdict of `interval` (none: [`Verdict::Unknown`]) with the minimum
+/// effect `min_effect` (a fraction in (0, 1)).
+pub fn verdict(interval: Option<&Interval>, min_effect: f64) -> Verdict {
+    let Some(iv) = interval else {
+        return Verdict::Unknown;
+    };
+    if iv.lo > 1.0 && iv.estimate >= 1.0 + min_effect {
+        Verdict::Higher
+    } else if iv.hi < 1.0 && iv.estimate <= 1.0 - min_effect {
+        Verdict::Lower
+    } else {
+        Verdict::NoDifference
+    }
+}
+
+/// Parses a minimum effect: a fraction (`0.03`) or a percentage (`3%`),
+/// strictly between 0 and 1.
+pub fn parse_min_effect(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match value {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!(
+            "--min-effect {s:?}: give a fraction between 0 and 1 (0.03) or a percentage (3%)"
+        )),
+    }
+}
+
+/// How many cells got each verdict, for a group's summary line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    pub higher: u32,
+    pub lower: u32,
+    pub no_difference: u32,
+    pub unknown: u32,
+}
+
+impl VerdictCounts {
+    /// Counts one verdict.
+    pub fn add(&mut self, v: Verdict) {
+        match v {
+            Verdict::Higher => self.higher += 1,
+            Verdict::Lower => self.lower += 1,
+            Verdict::NoDifference => self.no_difference += 1,
+            Verdict::Unknown => self.unknown += 1,
+        }
+    }
+
+    /// Cells with a verdict of any kind but unknown.
+    pub fn decided(&self) -> u32 {
+        self.higher + self.lower + self.no_difference
+    }
+
+    /// `2 slower, 1 faster, 29 no difference` (zero counts left out, but
+    /// never an empty phrase).
+    pub fn phrase_for_rate(&self) -> String {
+        let parts: Vec<String> = [
+            (self.lower, "slower"),
+            (self.higher, "faster"),
+            (self.no_difference, "no difference"),
+            (self.unknown, "unknown"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect();
+        if parts.is_empty() {
+            "no cells".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::interval::Method;
+    use super::*;
+
+    fn iv(estimate: f64, lo: f64, hi: f64) -> Interval {
+        Interval {
+            estimate,
+            lo,
+            hi,
+            n: 3,
+            method: Method::PairedT,
+        }
+    }
+
+    #[test]
+    fn verdicts_need_the_interval_and_the_minimum_effect() {
+        let m = DEFAULT_MIN_EFFECT;
+        assert_eq!(verdict(Some(&iv(0.90, 0.85, 0.95)), m), Verdict::Lower);
+        assert_eq!(verdict(Some(&iv(1.10, 1.05, 1.15)), m), Verdict::Higher);
+        // Interval excludes 1 but the change is under 3 %: no difference.
+        assert_eq!(
+            verdict(Some(&iv(0.99, 0.985, 0.995)), m),
+            Verdict::NoDifference
+        );
+        // A large estimate whose interval covers 1: no difference.
+        assert_eq!(
+            verdict(Some(&iv(0.80, 0.50, 1.30)), m),
+            Verdict::NoDifference
+        );
+        // Exactly at the minimum effect counts.
+        assert_eq!(verdict(Some(&iv(0.97, 0.96, 0.98)), m), Verdict::Lower);
+        assert_eq!(verdict(None, m), Verdict::Unknown);
+        assert_eq!(Verdict::Lower.for_rate(), "slower");
+        assert_eq!(Verdict::Higher.for_cost(), "higher");
+    }
+
+    #[test]
+    fn minimum_effect_parses_fractions_and_percentages() {
+        assert_eq!(parse_min_effect("0.05"), Ok(0.05));
+        assert_eq!(parse_min_effect("3%"), Ok(0.03));
+        for bad in ["0", "1", "-0.1", "150%", "x", ""] {
+            let e = parse_min_effect(bad).unwrap_err();
+            assert!(e.contains("--min-effect") && !e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn counts_phrase_like_the_summary_line() {
+        let mut c = VerdictCounts::default();
+        for v in [Verdict::Lower, Verdict::Lower, Verdict::Higher] {
+            c.add(v);
+        }
+        for _ in 0..29 {
+            c.add(Verdict::NoDifference);
+        }
+        assert_eq!(c.phrase_for_rate(), "2 slower, 1 faster, 29 no difference");
+        assert_eq!(c.decided(), 32);
+        assert_eq!(VerdictCounts::default().phrase_for_rate(), "no cells");
+    }
+}
