@@ -21,7 +21,12 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     let p = &ib.params;
     let steps = ibench::steps(p);
     // After sysbench's steps when both suites run on this target.
-    let base = ctx.rows.len() as u32;
+    // Steps are numbered after the sysbench tests of the same target.
+    let base = if plan.suite.runs_sysbench() {
+        plan.tests.len() as u32
+    } else {
+        0
+    };
     let total = base as usize + steps.len();
     let label = ctx.label.clone();
     {

@@ -16,13 +16,14 @@ use anyhow::Context as _;
 
 use super::provide;
 use super::step::StepContext;
-use super::{cancelled, ibench, sysbench};
+use super::{cancelled, ibench, interleave, sysbench};
 use crate::cli::EXIT_INTERRUPTED;
+use crate::plan::interleave::Interleave;
 use crate::plan::{Plan, Suite, TargetPlan};
 use crate::report::progress::ProgressView;
 use crate::report::terminal::{SummaryRow, summary};
 use crate::server::TargetServer;
-use crate::store::{RunInfo, Store};
+use crate::store::{RunInfo, StepRecord, Store};
 
 /// The names of the steps the plan's suite runs on each target, in order.
 pub fn planned_step_names(plan: &Plan) -> Vec<String> {
@@ -124,7 +125,35 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let mut rows: Vec<Vec<SummaryRow>> = vec![Vec::new(); plan.targets.len()];
     let mut failed = false;
     let mut started_one = false;
-    for cell in cells(plan) {
+    // Steps already run interleaved across targets (all servers up).
+    let mut interleaved: Vec<String> = Vec::new();
+    let mut suite = plan.suite;
+    if plan.interleave == Interleave::Steps && plan.suite.runs_sysbench() {
+        let outcomes = interleave::run_sysbench(
+            plan,
+            &mut store,
+            run_id,
+            &providers,
+            resume.is_some(),
+            &view,
+        )?;
+        for (pos, o) in outcomes.into_iter().enumerate() {
+            if let Some(l) = o.label {
+                labels[pos].get_or_insert(l);
+            }
+            rows[pos].extend(o.rows);
+            failed |= o.failed;
+        }
+        interleaved = plan.tests.iter().map(|t| t.name()).collect();
+        started_one = true;
+        suite = Suite::Ibench;
+    }
+    let cell_list = if suite.runs_ibench() {
+        cells(plan)
+    } else {
+        Vec::new()
+    };
+    for cell in cell_list {
         if cancelled() {
             break;
         }
@@ -141,17 +170,13 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             ));
             if let Some(id) = store.find_target(run_id, cell.pos, cell.repetition)? {
                 let kept = store.measured_steps(id)?;
-                rows[cell.pos as usize].extend(planned.iter().filter_map(|n| kept.get(n)).map(
-                    |r| SummaryRow {
-                        name: r.info.name.clone(),
-                        group: r.info.group,
-                        reported: r.info.reported,
-                        qps: r.qps,
-                        p99_us: r.latency.p99,
-                        errors: r.errors,
-                        status: r.status.as_str().to_string(),
-                    },
-                ));
+                rows[cell.pos as usize].extend(
+                    planned
+                        .iter()
+                        .filter(|n| !interleaved.contains(n))
+                        .filter_map(|n| kept.get(n))
+                        .map(summary_row),
+                );
             }
             continue;
         }
@@ -173,7 +198,16 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             provider,
         )
         .and_then(|mut server| {
-            let result = run_cell(plan, &mut store, run_id, &cell, server.as_mut(), &view);
+            let result = run_cell(
+                plan,
+                suite,
+                &mut store,
+                run_id,
+                &cell,
+                server.as_mut(),
+                &view,
+                resume.is_some(),
+            );
             let stopped = server.stop(plan.keep_datadir);
             let r = result?;
             stopped?;
@@ -263,8 +297,21 @@ fn cell_name(plan: &Plan, cell: &Cell<'_>) -> String {
     }
 }
 
+/// The summary row of a step measured before.
+pub(super) fn summary_row(r: &StepRecord) -> SummaryRow {
+    SummaryRow {
+        name: r.info.name.clone(),
+        group: r.info.group,
+        reported: r.info.reported,
+        qps: r.qps,
+        p99_us: r.latency.p99,
+        errors: r.errors,
+        status: r.status.as_str().to_string(),
+    }
+}
+
 /// Waits `secs` between targets, watching for Ctrl-C.
-fn settle(secs: f64, view: &ProgressView) {
+pub(super) fn settle(secs: f64, view: &ProgressView) {
     if secs <= 0.0 {
         return;
     }
@@ -286,13 +333,16 @@ fn settle(secs: f64, view: &ProgressView) {
 
 /// Runs the plan's suite on one provided server for one cell; returns its
 /// label and summary rows. The target's status is stored whatever happens.
+#[allow(clippy::too_many_arguments)]
 fn run_cell(
     plan: &Plan,
+    suite: Suite,
     store: &mut Store,
     run_id: i64,
     cell: &Cell<'_>,
     server: &mut dyn TargetServer,
     view: &ProgressView,
+    resuming: bool,
 ) -> anyhow::Result<(String, Vec<SummaryRow>)> {
     let info = server.info().clone();
     let (target_id, measured) = match store.find_target(run_id, cell.pos, cell.repetition)? {
@@ -300,16 +350,18 @@ fn run_cell(
             let dropped = store.delete_unmeasured_steps(id)?;
             store.update_target_info(id, &info)?;
             let measured = store.measured_steps(id)?;
-            view.line(&format!(
-                "target {}: resuming: {} step(s) measured before are kept{}",
-                info.label,
-                measured.len(),
-                if dropped > 0 {
-                    format!(", {dropped} cut short are measured again")
-                } else {
-                    String::new()
-                }
-            ));
+            if resuming {
+                view.line(&format!(
+                    "target {}: resuming: {} step(s) measured before are kept{}",
+                    info.label,
+                    measured.len(),
+                    if dropped > 0 {
+                        format!(", {dropped} cut short are measured again")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
             (id, measured)
         }
         None => (
@@ -333,7 +385,7 @@ fn run_cell(
         measured,
         devices: plan.devices.clone(),
     };
-    let outcome = match plan.suite {
+    let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),
         Suite::Ibench => ibench::run(plan, &mut ctx),
         Suite::All => sysbench::run(plan, &mut ctx).and_then(|()| {

@@ -4,12 +4,14 @@
 //! the current step, keeps what it measured, and shuts the server down.
 //!
 //! - [`matrix`]: targets × repetitions in order, settle time, resume;
+//! - [`interleave`]: sysbench tests across all targets' servers at once;
 //! - [`provide`]: validation and servers, per target kind;
 //! - [`step`]: the one place a step is measured, stored and printed;
 //! - [`sysbench`]: the sysbench suite's sequence of load, tests, housekeeping;
 //! - [`ibench`]: the Insert Benchmark's ten steps, housekeeping and wait.
 
 pub mod ibench;
+pub mod interleave;
 pub mod matrix;
 pub mod provide;
 pub mod step;

@@ -1,22 +1,53 @@
 //! The sysbench suite on one target: guard and load the tables, run each
 //! test (EXPLAIN first, outside the measurement), and the postwrite
 //! housekeeping after the tests that call for it.
+//!
+//! The pieces are separate so that two orders can share them: all tests
+//! on one target ([`run`]), or one test at a time across targets kept up
+//! together (`super::interleave`).
+
+use std::sync::Arc;
 
 use super::cancelled;
 use super::step::StepContext;
+use crate::db::{Conn, Connector};
 use crate::plan::Plan;
 use crate::runner::run_step;
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
+/// A target whose tables are loaded: the connections its tests use.
+pub struct Loaded {
+    connector: Arc<dyn Connector>,
+    /// Closed during housekeeping, opened again after it.
+    admin: Option<Box<dyn Conn>>,
+}
+
+impl Loaded {
+    fn admin(&mut self) -> anyhow::Result<&mut dyn Conn> {
+        if self.admin.is_none() {
+            self.admin = Some(self.connector.connect()?);
+        }
+        Ok(self.admin.as_mut().expect("just opened").as_mut())
+    }
+}
+
 /// Runs the plan's sysbench tests on the context's target.
 pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
-    let dialect = ctx.server.dialect();
+    let mut loaded = prepare(plan, ctx)?;
+    for seq in 0..plan.tests.len() {
+        if cancelled() {
+            break;
+        }
+        run_test(plan, ctx, &mut loaded, seq, plan.sysbench.seed)?;
+    }
+    Ok(())
+}
+
+/// Checks for foreign tables and loads the plan's tables on the context's
+/// target (unless `--existing` reuses them).
+pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded> {
     let connector = ctx.server.connector();
-    let suite = Sysbench {
-        params: plan.sysbench.clone(),
-        dialect,
-    };
     let p = &plan.sysbench;
     let label = ctx.label.clone();
     let mut admin = connector.connect()?;
@@ -42,52 +73,71 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
             },
         )?;
     }
-    for (seq, test) in plan.tests.iter().enumerate() {
-        if cancelled() {
-            break;
-        }
-        if let Some(note) = load::reset_binlog(admin.as_mut())? {
+    Ok(Loaded {
+        connector,
+        admin: Some(admin),
+    })
+}
+
+/// Runs test `seq` of the plan once on the context's target with key
+/// seed `seed`, then its postwrite housekeeping when it has one.
+pub fn run_test(
+    plan: &Plan,
+    ctx: &mut StepContext<'_>,
+    loaded: &mut Loaded,
+    seq: usize,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let dialect = ctx.server.dialect();
+    let mut params = plan.sysbench.clone();
+    params.seed = seed;
+    let suite = Sysbench { params, dialect };
+    let p = &plan.sysbench;
+    let label = ctx.label.clone();
+    let test = &plan.tests[seq];
+    if let Some(note) = load::reset_binlog(loaded.admin()?)? {
+        ctx.view.line(&format!("target {label}: {note}"));
+    }
+    let info = suite.step_info(test, dialect);
+    let measured_before = ctx.is_measured(&info.name);
+    let plans = if measured_before {
+        Vec::new()
+    } else {
+        suite.explain(test, loaded.admin()?)
+    };
+    let step_plan = suite.step_plan(test, &label);
+    ctx.measure(
+        seq as u32,
+        plan.tests.len(),
+        &info,
+        &plans,
+        |conn, cancel, progress| {
+            run_step(
+                &step_plan,
+                conn,
+                &|client| suite.client(test, client),
+                cancel,
+                progress,
+            )
+        },
+    )?;
+    if test.after == After::Postwrite && !cancelled() {
+        let budget = load::postwrite_budget(u64::from(p.tables) * p.table_size, p.postwrite_scale);
+        ctx.view.phase(
+            &format!(
+                "{label} housekeeping (analyze, flush, wait {:.0}s)",
+                budget.as_secs_f64()
+            ),
+            1.0,
+        );
+        loaded.admin = None;
+        for note in load::postwrite(
+            loaded.connector.as_ref(),
+            p.tables,
+            budget,
+            super::cancel_flag(),
+        )? {
             ctx.view.line(&format!("target {label}: {note}"));
-        }
-        let info = suite.step_info(test, dialect);
-        let measured_before = ctx.is_measured(&info.name);
-        let plans = if measured_before {
-            Vec::new()
-        } else {
-            suite.explain(test, admin.as_mut())
-        };
-        let step_plan = suite.step_plan(test, &label);
-        ctx.measure(
-            seq as u32,
-            plan.tests.len(),
-            &info,
-            &plans,
-            |conn, cancel, progress| {
-                run_step(
-                    &step_plan,
-                    conn,
-                    &|client| suite.client(test, client),
-                    cancel,
-                    progress,
-                )
-            },
-        )?;
-        if test.after == After::Postwrite && !cancelled() {
-            let budget =
-                load::postwrite_budget(u64::from(p.tables) * p.table_size, p.postwrite_scale);
-            ctx.view.phase(
-                &format!(
-                    "{label} housekeeping (analyze, flush, wait {:.0}s)",
-                    budget.as_secs_f64()
-                ),
-                1.0,
-            );
-            drop(admin);
-            for note in load::postwrite(connector.as_ref(), p.tables, budget, super::cancel_flag())?
-            {
-                ctx.view.line(&format!("target {label}: {note}"));
-            }
-            admin = connector.connect()?;
         }
     }
     Ok(())

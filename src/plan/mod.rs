@@ -3,6 +3,7 @@
 //! user can fix is reported here as one line naming the fix.
 
 pub mod file;
+pub mod interleave;
 mod profile;
 mod sets;
 pub mod sizing;
@@ -71,6 +72,8 @@ pub struct Plan {
     /// Block devices the samplers watch (`--device`); empty: the disks
     /// under each server's data directory.
     pub devices: Vec<String>,
+    /// The order of measurements across targets and repetitions.
+    pub interleave: interleave::Interleave,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -235,7 +238,11 @@ impl Plan {
             .to_ascii_lowercase();
         crate::db::mysql::check_charset(&mysql_charset)
             .map_err(|e| format!("--mysql-charset: {e}"))?;
+        let cells = targets.len() * repeat as usize;
+        let interleave =
+            interleave::Interleave::default_for(suite.runs_sysbench(), cells, input.port.is_some());
         Ok(Plan {
+            interleave,
             devices,
             suite,
             profile,

@@ -98,6 +98,9 @@ pub struct CostColumn {
     pub key: &'static str,
     /// What it measures.
     pub title: &'static str,
+    /// Below this on both sides a ratio means nothing (0.000 vs 0.000
+    /// reads per query is not "4× more"): no relative value is shown.
+    pub floor: f64,
 }
 
 /// The sysbench per-query cost columns, in the order they are shown.
@@ -105,30 +108,37 @@ pub const SYSBENCH_COST: [CostColumn; 7] = [
     CostColumn {
         key: "cpupq",
         title: "host CPU µs per query (vmstat us+sy, client included)",
+        floor: 0.01,
     },
     CostColumn {
         key: "cspq",
         title: "context switches per query",
+        floor: 0.001,
     },
     CostColumn {
         key: "rpq",
         title: "storage reads per query",
+        floor: 0.001,
     },
     CostColumn {
         key: "rkbpq",
         title: "KB read from storage per query",
+        floor: 0.001,
     },
     CostColumn {
         key: "wkbpi",
         title: "KB written to storage per query",
+        floor: 0.001,
     },
     CostColumn {
         key: "server_cpu",
         title: "server CPU µs per query",
+        floor: 0.01,
     },
     CostColumn {
         key: "client_cpu",
         title: "client CPU µs per query (tidemark's client threads)",
+        floor: 0.01,
     },
 ];
 

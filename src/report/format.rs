@@ -31,6 +31,30 @@ pub fn rel(x: f64) -> String {
     format!("{x:.2}")
 }
 
+/// A relative value with half its 95 % interval: `0.94 ±0.03` (the
+/// interval is asymmetric on this scale; `interval_text` gives its ends).
+pub fn rel_pm(x: f64, interval: Option<&crate::stats::Interval>) -> String {
+    match interval {
+        Some(iv) => format!("{} ±{:.2}", rel(x), (iv.hi - iv.lo) / 2.0),
+        None => rel(x),
+    }
+}
+
+/// An interval's ends, its size and method: `0.91–0.97 (95 %, n=3, paired-t)`.
+pub fn interval_text(iv: &crate::stats::Interval) -> String {
+    format!(
+        "{}–{} (95 %, n={}, {})",
+        rel(iv.lo),
+        rel(iv.hi),
+        iv.n,
+        match iv.method {
+            crate::stats::Method::PairedT => "paired t",
+            crate::stats::Method::WelchT => "Welch t",
+            crate::stats::Method::BlockBootstrap => "block bootstrap",
+        }
+    )
+}
+
 /// A change in basis points with its sign: `+3`, `-12`, `0`.
 pub fn bp(x: f64) -> String {
     let r = x.round();

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
 use super::cost::CostColumn;
-use super::format::{amount, bp, host_line, opt_amount, rel, secs};
+use super::format::{amount, bp, host_line, opt_amount, rel, rel_pm, secs};
 use super::ibench::{IbenchSection, METRIC_COLUMNS};
 use super::model::{Band, Report};
 use super::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
@@ -215,10 +215,10 @@ fn legend(o: &mut String, r: &Report) {
 /// A relative value as a Markdown cell: bold when faster, italic when
 /// slower, `-` when there is none.
 fn rel_cell(c: Option<&Cell>) -> String {
-    match c.and_then(|c| Some((c.relative?, c.band?))) {
-        Some((v, Band::Faster)) => format!("**{}**", rel(v)),
-        Some((v, Band::Slower)) => format!("_{}_", rel(v)),
-        Some((v, Band::Similar)) => rel(v),
+    match c.and_then(|c| Some((c.relative?, c.band?, c.interval))) {
+        Some((v, Band::Faster, iv)) => format!("**{}**", rel_pm(v, iv.as_ref())),
+        Some((v, Band::Slower, iv)) => format!("_{}_", rel_pm(v, iv.as_ref())),
+        Some((v, Band::Similar, iv)) => rel_pm(v, iv.as_ref()),
         None => "-".into(),
     }
 }
@@ -228,12 +228,15 @@ fn sysbench(o: &mut String, r: &Report, s: &SysbenchSection) {
     if r.targets.len() > 1 {
         let _ = writeln!(
             o,
-            "Relative QPS (rQPS) is QPS(target) / QPS(base): above 1 the target is faster. \
-             **Bold**: ≥ {hi:.2}, _italic_: ≤ {lo:.2}, plain: between. \
-             One basis point is a change of 0.01 in rQPS.\n",
-            hi = r.bands.high,
-            lo = r.bands.low
+            "Relative QPS (rQPS) is QPS(target) / QPS(base): above 1 the target is faster; \
+             ± is half its 95 % interval. **Bold**: faster, _italic_: slower — the whole \
+             interval past 1 and the change at least {m}%; plain: no difference (within \
+             noise or under {m}%). One basis point is a change of 0.01 in rQPS.\n",
+            m = amount(r.min_effect * 100.0).trim_end_matches(".00"),
         );
+        if let Some(m) = &r.interval_method {
+            let _ = writeln!(o, "Intervals: {m}.\n");
+        }
         legend(o, r);
     }
     for g in &s.groups {

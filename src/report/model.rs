@@ -95,6 +95,8 @@ pub struct ReportOptions {
     pub within_bp: f64,
     /// When the report was made (RFC 3339 UTC).
     pub generated_at: String,
+    /// The smallest change a verdict reports (`--min-effect`, 0.03).
+    pub min_effect: f64,
 }
 
 impl Default for ReportOptions {
@@ -106,6 +108,7 @@ impl Default for ReportOptions {
             chart_floor: 0.8,
             within_bp: 2.0,
             generated_at: crate::util::time::now_rfc3339(),
+            min_effect: crate::stats::DEFAULT_MIN_EFFECT,
         }
     }
 }
@@ -124,6 +127,11 @@ pub struct Report {
     pub ibench_bands: Bands,
     pub chart_floor: f64,
     pub within_bp: f64,
+    /// The smallest change a verdict reports (a fraction: 0.03).
+    pub min_effect: f64,
+    /// How the sysbench intervals were computed, in words (the method of
+    /// most cells); `None` when there are none.
+    pub interval_method: Option<String>,
     /// The compared targets, base first; the others are `col-1`, `col-2`…
     pub targets: Vec<TargetColumn>,
     pub context: Context,
@@ -158,11 +166,15 @@ pub struct TargetColumn {
 
 /// A compared target as the section builders see it: its report label and
 /// the stored run and target it came from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Column<'a> {
     pub label: &'a str,
     pub run: &'a RunRecord,
+    /// The first repetition: what the target is, and its steps where one
+    /// measurement is wanted (plans, context).
     pub target: &'a TargetRecord,
+    /// Every repetition, in order (the first is `target`).
+    pub repetitions: Vec<&'a TargetRecord>,
 }
 
 impl<'a> Column<'a> {
@@ -172,6 +184,21 @@ impl<'a> Column<'a> {
             .steps
             .iter()
             .find(|s| s.info.reported && s.info.name == name)
+    }
+
+    /// The reported step named `name` in each repetition that ran it, with
+    /// the repetition's index.
+    pub fn steps(&self, name: &str) -> Vec<(u32, &'a StepRecord)> {
+        self.repetitions
+            .iter()
+            .filter_map(|t| {
+                let s = t
+                    .steps
+                    .iter()
+                    .find(|s| s.info.reported && s.info.name == name)?;
+                Some((t.repetition, s))
+            })
+            .collect()
     }
 }
 
@@ -190,6 +217,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
             label: labels[i],
             run: sel.run(&sel.picks[i]),
             target: sel.target(&sel.picks[i]),
+            repetitions: sel.repetitions(&sel.picks[i]),
         })
         .collect();
 
@@ -228,6 +256,16 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         ibench_bands: opts.ibench_bands,
         chart_floor: opts.chart_floor,
         within_bp: opts.within_bp,
+        min_effect: opts.min_effect,
+        interval_method: sysbench.as_ref().and_then(|s| {
+            let cells = s
+                .groups
+                .iter()
+                .flat_map(|g| &g.tests)
+                .flat_map(|t| &t.cells);
+            sysbench::majority_method(cells.flatten().filter_map(|c| c.interval.map(|i| i.method)))
+                .map(|m| m.describe().to_string())
+        }),
         targets,
         context,
         plan_changes: plans::changes(&columns),

@@ -18,12 +18,16 @@ pub struct Selection {
     pub picks: Vec<Pick>,
 }
 
-/// One compared target: indexes into [`Selection::runs`] and that run's
-/// targets, and the label the report shows for it.
+/// One compared target: an index into [`Selection::runs`], the indexes of
+/// that run's stored targets at one position (one per repetition, in
+/// repetition order), and the label the report shows for it. A target
+/// measured in several repetitions is one column with a spread, never
+/// several columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pick {
     pub run: usize,
-    pub target: usize,
+    /// Never empty; the first is the first repetition.
+    pub targets: Vec<usize>,
     /// Unique among the picks (see [`unique_labels`]), after `--label`.
     pub label: String,
 }
@@ -34,9 +38,18 @@ impl Selection {
         &self.runs[p.run]
     }
 
-    /// The stored target of a pick.
+    /// The stored target of a pick's first repetition (what it is: spec,
+    /// version, config are the same in every repetition).
     pub fn target(&self, p: &Pick) -> &TargetRecord {
-        &self.runs[p.run].targets[p.target]
+        &self.runs[p.run].targets[p.targets[0]]
+    }
+
+    /// The stored targets of all of a pick's repetitions.
+    pub fn repetitions(&self, p: &Pick) -> Vec<&TargetRecord> {
+        p.targets
+            .iter()
+            .map(|&i| &self.runs[p.run].targets[i])
+            .collect()
     }
 }
 
@@ -134,14 +147,28 @@ fn add_run_targets(store: &Store, sel: &mut Selection, id: i64, label: Option<&s
             }
         );
     }
-    for target in chosen {
-        if !sel.picks.iter().any(|p| p.run == run && p.target == target) {
-            sel.picks.push(Pick {
-                run,
-                target,
-                label: String::new(),
-            });
+    let mut positions: Vec<u32> = chosen.iter().map(|&i| targets[i].position).collect();
+    positions.sort_unstable();
+    positions.dedup();
+    for pos in positions {
+        if sel
+            .picks
+            .iter()
+            .any(|p| p.run == run && sel.runs[run].targets[p.targets[0]].position == pos)
+        {
+            continue;
         }
+        let mut reps: Vec<usize> = chosen
+            .iter()
+            .copied()
+            .filter(|&i| targets[i].position == pos)
+            .collect();
+        reps.sort_by_key(|&i| targets[i].repetition);
+        sel.picks.push(Pick {
+            run,
+            targets: reps,
+            label: String::new(),
+        });
     }
     Ok(())
 }
@@ -154,20 +181,24 @@ fn join_ids(ids: &[i64]) -> String {
 }
 
 /// Report labels for targets given as (run id, position, stored label):
-/// the stored label where it is unique among them; otherwise `.r<run>`
-/// appended, and `.r<run>t<position+1>` where one run has it twice.
+/// the stored label where it is unique among them; `.r<run>` appended
+/// where other runs have it too; and where one run has it at several
+/// positions (the same spec given twice), `#2`, `#3`… on the later ones,
+/// as the terminal and the store number them.
 pub fn unique_labels(targets: &[(i64, u32, &str)]) -> Vec<String> {
     targets
         .iter()
         .map(|&(run, pos, label)| {
             let same: Vec<_> = targets.iter().filter(|t| t.2 == label).collect();
-            if same.len() == 1 {
-                label.to_string()
-            } else if same.iter().filter(|t| t.0 == run).count() == 1 {
-                format!("{label}.r{run}")
-            } else {
-                format!("{label}.r{run}t{}", pos + 1)
+            let mut out = label.to_string();
+            if same.iter().any(|t| t.0 != run) {
+                out.push_str(&format!(".r{run}"));
             }
+            let earlier = same.iter().filter(|t| t.0 == run && t.1 < pos).count();
+            if earlier > 0 {
+                out.push_str(&format!("#{}", earlier + 1));
+            }
+            out
         })
         .collect()
 }
@@ -251,11 +282,13 @@ mod tests {
             got,
             [
                 "pg1518.base.r1",
-                "pg1518.base.r2t1",
-                "pg1518.base.r2t2",
+                "pg1518.base.r2",
+                "pg1518.base.r2#2",
                 "pg17.cx10b"
             ]
         );
+        let one_run = unique_labels(&[(3, 0, "pg1518.base"), (3, 1, "pg1518.base")]);
+        assert_eq!(one_run, ["pg1518.base", "pg1518.base#2"]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 use super::format;
 use super::model::{Band, Column, ReportOptions, relative, round2};
 use crate::runner::result::StepStatus;
+use crate::stats::{Interval, Measured, Method, Verdict, VerdictCounts, ratio_interval, verdict};
 use crate::store::StepRecord;
 use crate::workload::Group;
 
@@ -47,11 +48,20 @@ pub struct TestRow {
     pub cells: Vec<Option<Cell>>,
 }
 
-/// One test on one target.
+/// One test on one target. With several repetitions the numbers are
+/// medians over them and the relative values carry their interval.
 #[derive(Clone, Debug, Serialize)]
 pub struct Cell {
     pub qps: f64,
     pub tps: f64,
+    /// Repetitions measured (comparable ones: ran to their end).
+    pub n: u32,
+    /// The 95 % interval on `relative` (`None` for the base, or when it
+    /// cannot be computed).
+    pub interval: Option<Interval>,
+    /// What the interval says: `faster`, `slower`, `no difference`,
+    /// `unknown` (`None` for the base).
+    pub verdict: Option<&'static str>,
     /// `ok`, `errors`, `interrupted` or `failed`.
     pub status: &'static str,
     pub errors: u64,
@@ -62,8 +72,14 @@ pub struct Cell {
     pub band: Option<Band>,
     /// Per-query costs, aligned with [`SysbenchSection::cost_columns`].
     pub cost: Vec<Option<f64>>,
-    /// Each cost / the base's cost.
+    /// Each cost / the base's cost; `None` where both are too small to
+    /// compare (below [`CostColumn::floor`]).
     pub cost_relative: Vec<Option<f64>>,
+    /// The interval on each cost ratio (from repetitions).
+    pub cost_interval: Vec<Option<Interval>>,
+    /// What each cost interval says: `higher`, `lower`, `no difference`,
+    /// `unknown`.
+    pub cost_verdict: Vec<Option<&'static str>>,
 }
 
 impl Cell {
@@ -93,6 +109,11 @@ pub struct GroupSummary {
     pub largest: Option<TestChange>,
     /// The summary in one sentence.
     pub text: String,
+    /// How many of the group's tests got each verdict.
+    pub verdicts: VerdictCounts,
+    /// How the intervals behind the verdicts were computed (the method of
+    /// most cells), `None` when no cell has one.
+    pub method: Option<Method>,
 }
 
 /// A test's relative QPS and its change in basis points.
@@ -174,6 +195,8 @@ pub fn summarize(
         worst,
         largest,
         text,
+        verdicts: VerdictCounts::default(),
+        method: None,
     }
 }
 
@@ -225,12 +248,19 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
                         Some((t.name.clone(), rel))
                     })
                     .collect();
-                summarize(
+                let mut summary = summarize(
                     columns[i].label,
                     &super::model::column_name(i),
                     &changes,
                     opts.within_bp,
-                )
+                );
+                let cells: Vec<&Cell> = tests
+                    .iter()
+                    .filter_map(|t| t.cells[i].as_ref())
+                    .filter(|c| c.verdict.is_some())
+                    .collect();
+                with_verdicts(&mut summary, &cells, opts.min_effect);
+                summary
             })
             .collect();
         groups.push(GroupSection {
@@ -247,37 +277,194 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     })
 }
 
+/// Per-second QPS of a step (statements per measured second).
+fn qps_series(s: &StepRecord) -> Vec<f64> {
+    s.per_second.iter().map(|x| x.statements as f64).collect()
+}
+
+/// One target's measurements of a test: the comparable repetitions, or
+/// (when none ran to its end) all of them, so the cell still shows.
+struct Measurements<'a> {
+    steps: Vec<(u32, &'a StepRecord)>,
+    comparable: bool,
+}
+
+impl<'a> Measurements<'a> {
+    fn of(c: &Column<'a>, name: &str) -> Option<Measurements<'a>> {
+        let all = c.steps(name);
+        if all.is_empty() {
+            return None;
+        }
+        let ok: Vec<_> = all.iter().copied().filter(|(_, s)| comparable(s)).collect();
+        Some(if ok.is_empty() {
+            Measurements {
+                steps: all,
+                comparable: false,
+            }
+        } else {
+            Measurements {
+                steps: ok,
+                comparable: true,
+            }
+        })
+    }
+
+    fn median_of(&self, f: impl Fn(&StepRecord) -> Option<f64>) -> Option<f64> {
+        let v: Vec<f64> = self.steps.iter().filter_map(|(_, s)| f(s)).collect();
+        median(&v)
+    }
+}
+
+/// Per repetition: (repetition, value, per-second values).
+type Series = Vec<(u32, f64, Vec<f64>)>;
+
+fn measured(v: &[(u32, f64, Vec<f64>)]) -> Vec<Measured<'_>> {
+    v.iter()
+        .map(|(r, value, seconds)| Measured {
+            repetition: *r,
+            value: *value,
+            seconds,
+        })
+        .collect()
+}
+
+/// The interval and verdict on `other / base` of one measure.
+fn compare(base: &Series, other: &Series, min_effect: f64) -> (Option<Interval>, Verdict) {
+    let iv = ratio_interval(&measured(base), &measured(other));
+    (iv, verdict(iv.as_ref(), min_effect))
+}
+
+/// Adds the verdict counts of a group's `cells` to its summary, and says
+/// in the text how many cells could be flagged by chance alone.
+fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_effect: f64) {
+    for c in cells {
+        summary.verdicts.add(match c.verdict {
+            Some("faster") => Verdict::Higher,
+            Some("slower") => Verdict::Lower,
+            Some("no difference") => Verdict::NoDifference,
+            _ => Verdict::Unknown,
+        });
+    }
+    summary.method = majority_method(cells.iter().filter_map(|c| c.interval.map(|i| i.method)));
+    if cells.is_empty() {
+        return;
+    }
+    let decided = summary.verdicts.decided();
+    let by_chance = decided as f64 * (1.0 - crate::stats::LEVEL);
+    summary.text = format!(
+        "{} (95 % intervals{}, minimum effect {}%; about {by_chance:.1} of {decided} could be flagged by chance); {}",
+        summary.verdicts.phrase_for_rate(),
+        match summary.method {
+            Some(Method::PairedT) => " from repetitions paired in time",
+            Some(Method::WelchT) => " from unpaired repetitions",
+            Some(Method::BlockBootstrap) => " from per-second rates within one measurement each",
+            None => "",
+        },
+        format::amount(min_effect * 100.0).trim_end_matches(".00"),
+        summary.text
+    );
+}
+
+/// The colour of a cell: its verdict's, never the point estimate's alone.
+fn band_of(verdict: &str) -> Band {
+    match verdict {
+        "faster" => Band::Faster,
+        "slower" => Band::Slower,
+        _ => Band::Similar,
+    }
+}
+
+/// The method most of `methods` used.
+pub fn majority_method(methods: impl Iterator<Item = Method>) -> Option<Method> {
+    let mut counts: Vec<(Method, usize)> = Vec::new();
+    for m in methods {
+        match counts.iter_mut().find(|(k, _)| *k == m) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((m, 1)),
+        }
+    }
+    counts.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m)
+}
+
 fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow {
-    let base = columns[0].step(name);
-    let base_cost = base.map(sysbench_cost);
+    let base = Measurements::of(&columns[0], name);
+    let qps_of = |m: &Measurements<'_>| -> Series {
+        m.steps
+            .iter()
+            .map(|(r, s)| (*r, s.qps, qps_series(s)))
+            .collect()
+    };
+    let cost_of = |m: &Measurements<'_>, k: usize| -> Series {
+        m.steps
+            .iter()
+            .filter_map(|(r, s)| Some((*r, sysbench_cost(s)[k]?, Vec::new())))
+            .collect()
+    };
+    let base_cost: Option<Vec<Option<f64>>> = base.as_ref().map(|b| {
+        (0..SYSBENCH_COST.len())
+            .map(|k| b.median_of(|s| sysbench_cost(s)[k]))
+            .collect()
+    });
     let cells = columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let s = c.step(name)?;
-            let rel = match base {
-                Some(b) if i > 0 && comparable(b) && comparable(s) => relative(s.qps, b.qps),
-                _ => None,
+            let m = Measurements::of(c, name)?;
+            let first = m.steps[0].1;
+            let qps = m.median_of(|s| Some(s.qps)).unwrap_or(first.qps);
+            let tps = m.median_of(|s| Some(s.tps)).unwrap_or(first.tps);
+            let cost: Vec<Option<f64>> = (0..SYSBENCH_COST.len())
+                .map(|k| m.median_of(|s| sysbench_cost(s)[k]))
+                .collect();
+            let vs_base = base
+                .as_ref()
+                .filter(|b| i > 0 && b.comparable && m.comparable);
+            let (interval, verdict_qps, rel) = match vs_base {
+                Some(b) => {
+                    let (iv, v) = compare(&qps_of(b), &qps_of(&m), opts.min_effect);
+                    let base_qps = b.median_of(|s| Some(s.qps)).unwrap_or(0.0);
+                    let rel = iv.map(|iv| iv.estimate).or_else(|| relative(qps, base_qps));
+                    (iv, Some(v.for_rate()), rel)
+                }
+                None => (None, None, None),
             };
-            let cost = sysbench_cost(s);
-            let cost_relative = match (&base_cost, i) {
-                (Some(bc), 1..) => cost
-                    .iter()
-                    .zip(bc)
-                    .map(|(v, b)| relative((*v)?, (*b)?))
-                    .collect(),
-                _ => vec![None; cost.len()],
-            };
+            let mut cost_relative = vec![None; cost.len()];
+            let mut cost_interval = vec![None; cost.len()];
+            let mut cost_verdict = vec![None; cost.len()];
+            if let (Some(b), Some(bc)) = (vs_base, &base_cost) {
+                for k in 0..cost.len() {
+                    let (Some(v), Some(bv)) = (cost[k], bc[k]) else {
+                        continue;
+                    };
+                    if v.max(bv) < SYSBENCH_COST[k].floor {
+                        continue;
+                    }
+                    let (iv, verdict) = compare(&cost_of(b, k), &cost_of(&m, k), opts.min_effect);
+                    cost_relative[k] = iv.map(|iv| iv.estimate).or_else(|| relative(v, bv));
+                    cost_interval[k] = iv;
+                    cost_verdict[k] = Some(verdict.for_cost());
+                }
+            }
             Some(Cell {
-                qps: s.qps,
-                tps: s.tps,
-                status: s.status.as_str(),
-                errors: s.errors,
-                p99_us: s.latency.p99,
+                qps,
+                tps,
+                n: m.steps.len() as u32,
+                interval,
+                verdict: verdict_qps,
+                status: first.status.as_str(),
+                errors: m.steps.iter().map(|(_, s)| s.errors).sum(),
+                p99_us: m
+                    .steps
+                    .iter()
+                    .map(|(_, s)| s.latency.p99)
+                    .max()
+                    .unwrap_or(0),
                 relative: rel,
-                band: rel.map(|r| opts.bands.classify(r)),
+                band: verdict_qps.map(band_of),
                 cost,
                 cost_relative,
+                cost_interval,
+                cost_verdict,
             })
         })
         .collect();

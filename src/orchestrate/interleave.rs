@@ -1,0 +1,316 @@
+//! The sysbench suite with every target's server up at once
+//! ([`Interleave::Steps`](crate::plan::interleave::Interleave)): load each
+//! target, then run each test on every target and repetition before the
+//! next test, alternating which target goes first. A and B are measured
+//! seconds apart instead of a whole suite apart, so slow drift of the
+//! machine (the dominant noise on a shared host) falls on both alike and
+//! cancels in their ratio, and the repetitions pair up in time.
+//!
+//! Each repetition is stored as its own target row, exactly as
+//! `--repeat` stores passes, so the report, export and `--resume` see the
+//! same shape whichever order ran. A repetition after the first draws its
+//! own keys (the run seed mixed with the repetition), the same on every
+//! target, so a repeated write test does not replay the keys of the one
+//! before.
+
+use std::collections::HashMap;
+
+use super::step::StepContext;
+use super::sysbench::{self, Loaded};
+use super::{cancelled, provide};
+use crate::plan::Plan;
+use crate::report::progress::ProgressView;
+use crate::report::terminal::SummaryRow;
+use crate::server::TargetServer;
+use crate::store::{StepRecord, Store};
+
+/// What one target position produced: its label (when its server
+/// started), its summary rows, and whether it failed.
+#[derive(Default)]
+pub struct PositionOutcome {
+    pub label: Option<String>,
+    pub rows: Vec<SummaryRow>,
+    pub failed: bool,
+}
+
+/// One target with its server up and tables loaded.
+struct Live {
+    pos: usize,
+    label: String,
+    server: Box<dyn TargetServer>,
+    loaded: Loaded,
+    /// Target row per repetition.
+    target_ids: Vec<i64>,
+    /// Steps measured by an earlier attempt, per repetition.
+    measured: Vec<HashMap<String, StepRecord>>,
+}
+
+/// The key seed of repetition `repetition`: the run seed itself for the
+/// first, a well-mixed derivative for the others (splitmix64's finaliser).
+pub fn repetition_seed(run_seed: u64, repetition: u32) -> u64 {
+    if repetition == 0 {
+        return run_seed;
+    }
+    let mut z = run_seed ^ u64::from(repetition).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The order targets run in for test `seq`, repetition `repetition`:
+/// forwards and backwards in turn, so no target always goes first.
+fn order(n: usize, seq: usize, repetition: u32) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    if (seq + repetition as usize) % 2 == 1 {
+        idx.reverse();
+    }
+    idx
+}
+
+/// Runs the plan's sysbench tests interleaved across all targets and
+/// repetitions; returns one outcome per plan target. Targets whose every
+/// sysbench step was measured before (`--resume`) are not started.
+#[allow(clippy::too_many_arguments)]
+pub fn run_sysbench(
+    plan: &Plan,
+    store: &mut Store,
+    run_id: i64,
+    providers: &[provide::Provider],
+    resuming: bool,
+    view: &ProgressView,
+) -> anyhow::Result<Vec<PositionOutcome>> {
+    let mut out: Vec<PositionOutcome> = (0..plan.targets.len())
+        .map(|_| PositionOutcome::default())
+        .collect();
+    let names: Vec<String> = plan.tests.iter().map(|t| t.name()).collect();
+    let mut live: Vec<Live> = Vec::new();
+    for (pos, target) in plan.targets.iter().enumerate() {
+        if cancelled() {
+            break;
+        }
+        if resuming && all_measured(store, run_id, pos as u32, plan.repeat, &names)? {
+            view.line(&format!(
+                "target {}: all {} sysbench steps measured before, skipped",
+                target.spec_text,
+                names.len()
+            ));
+            keep_rows(
+                store,
+                run_id,
+                pos as u32,
+                plan.repeat,
+                &names,
+                &mut out[pos],
+            )?;
+            continue;
+        }
+        view.line(&format!("target {}: starting", target.spec_text));
+        let started = provide::provide(plan, run_id, pos as u32, 0, target, providers[pos].clone())
+            .and_then(|server| open(plan, store, run_id, pos, server, resuming, view));
+        match started {
+            Ok(l) => {
+                out[pos].label = Some(l.label.clone());
+                live.push(l);
+            }
+            Err(e) => {
+                out[pos].failed = true;
+                view.line(&format!("tidemark: target {}: {e:#}", target.spec_text));
+            }
+        }
+    }
+    if !live.is_empty() && plan.settle_secs > 0.0 && !cancelled() {
+        super::matrix::settle(plan.settle_secs, view);
+    }
+    'tests: for seq in 0..plan.tests.len() {
+        for repetition in 0..plan.repeat {
+            let seed = repetition_seed(plan.sysbench.seed, repetition);
+            for i in order(live.len(), seq, repetition) {
+                if cancelled() {
+                    break 'tests;
+                }
+                let l = &mut live[i];
+                if out[l.pos].failed {
+                    continue;
+                }
+                let r = repetition as usize;
+                let mut ctx = StepContext {
+                    store,
+                    target_id: l.target_ids[r],
+                    label: l.label.clone(),
+                    server: l.server.as_mut(),
+                    view,
+                    rows: Vec::new(),
+                    measured: std::mem::take(&mut l.measured[r]),
+                    devices: plan.devices.clone(),
+                };
+                let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, seq, seed);
+                l.measured[r] = std::mem::take(&mut ctx.measured);
+                out[l.pos].rows.append(&mut ctx.rows);
+                if let Err(e) = result {
+                    out[l.pos].failed = true;
+                    view.line(&format!("tidemark: target {}: {e:#}", l.label));
+                    for &id in &l.target_ids {
+                        store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
+                    }
+                }
+            }
+        }
+    }
+    let status = if cancelled() {
+        "interrupted"
+    } else {
+        "finished"
+    };
+    for mut l in live {
+        if !out[l.pos].failed {
+            for &id in &l.target_ids {
+                store.set_target_status(id, status, None)?;
+            }
+        }
+        if let Err(e) = l.server.stop(plan.keep_datadir) {
+            out[l.pos].failed = true;
+            view.line(&format!("tidemark: target {}: {e:#}", l.label));
+        }
+    }
+    Ok(out)
+}
+
+/// Records the target's rows (one per repetition) and loads its tables.
+fn open(
+    plan: &Plan,
+    store: &mut Store,
+    run_id: i64,
+    pos: usize,
+    mut server: Box<dyn TargetServer>,
+    resuming: bool,
+    view: &ProgressView,
+) -> anyhow::Result<Live> {
+    let info = server.info().clone();
+    view.line(&format!(
+        "target {}: {} ({})",
+        info.label,
+        info.version,
+        if info.managed { "managed" } else { "external" }
+    ));
+    let mut target_ids = Vec::new();
+    let mut measured = Vec::new();
+    for repetition in 0..plan.repeat {
+        match store.find_target(run_id, pos as u32, repetition)? {
+            Some(id) => {
+                store.delete_unmeasured_steps(id)?;
+                store.update_target_info(id, &info)?;
+                let kept = store.measured_steps(id)?;
+                if resuming && !kept.is_empty() {
+                    view.line(&format!(
+                        "target {} repetition {}: resuming: {} step(s) measured before are kept",
+                        info.label,
+                        repetition + 1,
+                        kept.len()
+                    ));
+                }
+                target_ids.push(id);
+                measured.push(kept);
+            }
+            None => {
+                target_ids
+                    .push(store.add_target_repetition(run_id, pos as u32, repetition, &info)?);
+                measured.push(HashMap::new());
+            }
+        }
+    }
+    let loaded = {
+        let mut ctx = StepContext {
+            store,
+            target_id: target_ids[0],
+            label: info.label.clone(),
+            server: server.as_mut(),
+            view,
+            rows: Vec::new(),
+            measured: HashMap::new(),
+            devices: plan.devices.clone(),
+        };
+        sysbench::prepare(plan, &mut ctx)
+    };
+    match loaded {
+        Ok(loaded) => Ok(Live {
+            pos,
+            label: info.label,
+            server,
+            loaded,
+            target_ids,
+            measured,
+        }),
+        Err(e) => {
+            for &id in &target_ids {
+                store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
+            }
+            let _ = server.stop(plan.keep_datadir);
+            Err(e)
+        }
+    }
+}
+
+/// Whether every repetition of target `pos` has all `names` measured.
+fn all_measured(
+    store: &Store,
+    run_id: i64,
+    pos: u32,
+    repeat: u32,
+    names: &[String],
+) -> anyhow::Result<bool> {
+    for repetition in 0..repeat {
+        let done = store.measured_step_names(run_id, pos, repetition)?;
+        if !names.iter().all(|n| done.contains(n)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The summary rows of a target measured before, from the store.
+fn keep_rows(
+    store: &Store,
+    run_id: i64,
+    pos: u32,
+    repeat: u32,
+    names: &[String],
+    out: &mut PositionOutcome,
+) -> anyhow::Result<()> {
+    for repetition in 0..repeat {
+        if let Some(id) = store.find_target(run_id, pos, repetition)? {
+            let kept = store.measured_steps(id)?;
+            out.rows.extend(
+                names
+                    .iter()
+                    .filter_map(|n| kept.get(n))
+                    .map(super::matrix::summary_row),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_alternate_which_goes_first() {
+        assert_eq!(order(2, 0, 0), [0, 1]);
+        assert_eq!(order(2, 0, 1), [1, 0]);
+        assert_eq!(order(2, 1, 0), [1, 0]);
+        assert_eq!(order(3, 1, 1), [0, 1, 2]);
+    }
+
+    #[test]
+    fn repetition_seeds_differ_and_the_first_is_the_run_seed() {
+        assert_eq!(repetition_seed(42, 0), 42);
+        let s: Vec<u64> = (0..4).map(|r| repetition_seed(42, r)).collect();
+        for i in 0..s.len() {
+            for j in i + 1..s.len() {
+                assert_ne!(s[i], s[j]);
+            }
+        }
+        assert_eq!(repetition_seed(42, 1), repetition_seed(42, 1));
+    }
+}

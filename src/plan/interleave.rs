@@ -1,0 +1,72 @@
+//! In which order a plan's measurements run: whole passes over the
+//! targets, each on a fresh server (`servers`), or one test at a time with
+//! every target's server kept up (`steps`), so that A and B are measured
+//! seconds apart and slow drift of the machine cancels in their ratio.
+
+use serde::{Deserialize, Serialize};
+
+/// The order of measurements across targets and repetitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interleave {
+    /// Each (target, repetition) on its own fresh server, passes A B A B.
+    Servers,
+    /// All targets' servers up together; each sysbench test runs on every
+    /// target and repetition before the next test starts, alternating
+    /// which target goes first. The Insert Benchmark (whose steps build on
+    /// each other) still runs per server.
+    Steps,
+}
+
+impl Interleave {
+    /// Parses `servers` or `steps`.
+    pub fn parse(s: &str) -> Result<Interleave, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "servers" => Ok(Interleave::Servers),
+            "steps" => Ok(Interleave::Steps),
+            _ => Err(format!(
+                "--interleave {s:?}: give steps (all servers up, targets alternate per test) \
+                 or servers (one fresh server per target and repetition)"
+            )),
+        }
+    }
+
+    /// The name as the CLI and the store spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interleave::Servers => "servers",
+            Interleave::Steps => "steps",
+        }
+    }
+
+    /// The default: `steps` when sysbench tests run on more than one cell
+    /// (targets × repetitions) and no fixed `--port` forbids two servers at
+    /// once; `servers` otherwise.
+    pub fn default_for(runs_sysbench: bool, cells: usize, fixed_port: bool) -> Interleave {
+        if runs_sysbench && cells > 1 && !fixed_port {
+            Interleave::Steps
+        } else {
+            Interleave::Servers
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_defaults() {
+        assert_eq!(Interleave::parse("Steps"), Ok(Interleave::Steps));
+        assert_eq!(Interleave::parse("servers"), Ok(Interleave::Servers));
+        let e = Interleave::parse("slices").unwrap_err();
+        assert!(e.starts_with("--interleave \"slices\"") && !e.contains('\n'));
+        assert_eq!(Interleave::default_for(true, 2, false), Interleave::Steps);
+        assert_eq!(Interleave::default_for(true, 1, false), Interleave::Servers);
+        assert_eq!(
+            Interleave::default_for(false, 4, false),
+            Interleave::Servers
+        );
+        assert_eq!(Interleave::default_for(true, 4, true), Interleave::Servers);
+    }
+}
