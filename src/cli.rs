@@ -161,7 +161,8 @@ pub struct RunArgs {
     /// Fraction of the reference's postwrite wait to sleep (1 = full).
     #[arg(long)]
     pub postwrite_scale: Option<f64>,
-    /// Seed of the key and row generators.
+    /// Run seed of the key and row generators (default: a fresh one,
+    /// printed and stored with the run); the same seed draws the same keys.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Insert Benchmark: clients, each with its own table piN.
@@ -384,6 +385,12 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         crate::plan::file::apply(file, dir, &mut input, &given).map_err(anyhow::Error::msg)?;
     }
+    // A new run without --seed draws its run seed here, so the plan stored
+    // with the run (and so --resume) keeps it.
+    input
+        .overrides
+        .seed
+        .get_or_insert_with(crate::plan::fresh_seed);
     let plan = Plan::build(input).map_err(anyhow::Error::msg)?;
     crate::orchestrate::run(&plan)
 }

@@ -111,12 +111,13 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let view = ProgressView::new();
     let planned = planned_step_names(plan);
     view.line(&format!(
-        "tidemark run {run_id}{}: {} steps × {} target(s) × {} repetition(s), profile {}, results in {}",
+        "tidemark run {run_id}{}: {} steps × {} target(s) × {} repetition(s), profile {}, seed {}, results in {}",
         if resume.is_some() { " (resumed)" } else { "" },
         planned.len(),
         plan.targets.len(),
         plan.repeat,
         plan.profile.as_str(),
+        plan.sysbench.seed,
         plan.results_dir.display()
     ));
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
-pub use profile::{Overrides, Profile, Suite};
+pub use profile::{Overrides, Profile, Suite, fresh_seed};
 use profile::{ibench_params, sysbench_params};
 use sets::expand_config_set;
 pub use sizing::{Sizing, SizingChoice};

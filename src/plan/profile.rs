@@ -204,6 +204,9 @@ pub struct Overrides {
     pub warmup_secs: Option<f64>,
     pub scan_warm_secs: Option<f64>,
     pub postwrite_scale: Option<f64>,
+    /// The run seed (`--seed`); a new `tidemark run` without one draws a
+    /// fresh one ([`fresh_seed`]) and stores it with the run's plan, so
+    /// `--resume` keeps it.
     pub seed: Option<u64>,
     /// Insert Benchmark: clients (one table each).
     pub clients: Option<u32>,
@@ -219,6 +222,12 @@ pub struct Overrides {
     pub wait_scale: Option<f64>,
     /// Insert Benchmark: all clients on one table.
     pub one_table: bool,
+}
+
+/// A fresh run seed from the operating system's entropy, below 2^32 so
+/// it is short to type back as `--seed N`.
+pub fn fresh_seed() -> u64 {
+    rand::random_range(1..=u64::from(u32::MAX))
 }
 
 /// The sysbench numbers: the profile's, then the overrides, validated.

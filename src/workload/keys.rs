@@ -1,8 +1,10 @@
 //! Key and value generators for the workloads: uniform and zipfian keys with
 //! sysbench's semantics, and sysbench's `c`/`pad` strings written in place.
 //!
-//! Every client thread owns one [`KeyGen`] seeded from the run seed and its
-//! client number, so a run is reproducible and the hot path never locks.
+//! Every client thread owns one [`KeyGen`] seeded by [`stream_seed`] from
+//! the run seed, the test and its client number: each test draws a fresh
+//! sequence, every target of a run draws the same one, a run is
+//! reproducible from its seed, and the hot path never locks.
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -74,6 +76,34 @@ impl KeyGen {
             };
         }
     }
+}
+
+/// The seed of one random stream of a run: a 64-bit mix of the run seed,
+/// the stream's name (a sysbench test's name, `point-query_range=100`) and
+/// the client number. Stable across builds and platforms (FNV-1a over the
+/// name, then SplitMix64 finalisers), so the same run seed gives the same
+/// keys on every target, repetition and rerun, and different tests (or
+/// clients) get unrelated sequences.
+pub fn stream_seed(run_seed: u64, stream: &str, client: u32) -> u64 {
+    let named = mix64(mix64(run_seed) ^ fnv1a64(stream.as_bytes()));
+    mix64(named ^ u64::from(client))
+}
+
+/// SplitMix64's step: adds the golden-ratio increment, then finalises
+/// (Steele, Lea and Flood, 2014). A bijection on `u64`.
+pub fn mix64(z: u64) -> u64 {
+    let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// 64-bit FNV-1a: a fixed hash of a name, the same in every build (unlike
+/// std's randomly keyed `HashMap` hasher).
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
 }
 
 /// Length of the `c` column value (sysbench's `###########-` × 10 minus the trailing dash).
@@ -202,6 +232,56 @@ mod tests {
                 assert!((1..=50).contains(&g.key(50)));
             }
         }
+    }
+
+    #[test]
+    fn seed_mixing_is_pinned_across_builds() {
+        // SplitMix64 from state 0 and FNV-1a's published test values.
+        assert_eq!(mix64(0), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(fnv1a64(b""), 0xCBF2_9CE4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xAF63_DC4C_8601_EC8C);
+        // The Insert Benchmark's client seed for (1, step 2, client 3), as
+        // its own SplitMix64 code computed it before it used `mix64`.
+        assert_eq!(
+            crate::workload::ibench::client_seed(1, 2, 3),
+            0xA839_1E45_28C2_A97F
+        );
+        // A stored run seed must give the same keys in every later build.
+        assert_eq!(
+            stream_seed(1, "point-query_range=100", 0),
+            0xDBB2_24A4_73B3_B72B
+        );
+        assert_eq!(
+            stream_seed(42, "random-points_range=10", 3),
+            0x0F84_1431_F868_7555
+        );
+    }
+
+    #[test]
+    fn each_test_and_client_gets_its_own_stream_of_the_run_seed() {
+        let names = [
+            "point-query.pre_range=100",
+            "point-query_range=100",
+            "scan_range=100",
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for run in [0, 1, 2, u64::MAX] {
+            for name in names {
+                for client in 0..4 {
+                    assert!(seen.insert(stream_seed(run, name, client)));
+                }
+            }
+        }
+        assert_eq!(stream_seed(7, names[0], 1), stream_seed(7, names[0], 1));
+        // The streams draw different keys, the same stream the same keys.
+        let keys = |seed| {
+            let mut g = KeyGen::new(seed, KeyDist::Uniform, 100_000);
+            (0..20).map(|_| g.key(100_000)).collect::<Vec<_>>()
+        };
+        let a = keys(stream_seed(7, names[0], 0));
+        assert_eq!(a, keys(stream_seed(7, names[0], 0)));
+        assert_ne!(a, keys(stream_seed(7, names[1], 0)));
+        assert_ne!(a, keys(stream_seed(8, names[0], 0)));
     }
 
     #[test]

@@ -154,11 +154,7 @@ pub fn steps(p: &IbenchParams) -> Vec<StepDef> {
 /// A per-client seed for step `seq`, derived from the run seed (stored in
 /// the step's params so its rows and queries can be reproduced).
 pub fn client_seed(base: u64, seq: u32, client: u32) -> u64 {
-    let mut z = base ^ (u64::from(seq) << 32) ^ u64::from(client);
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::workload::keys::mix64(base ^ (u64::from(seq) << 32) ^ u64::from(client))
 }
 
 /// The suite bound to its parameters and the target's dialect.

@@ -9,7 +9,7 @@ use super::catalog::{Keys, Kind, RangeSelects, TestDef};
 use super::sql;
 use crate::db::{Conn, DbError, Dialect, Param, StmtId};
 use crate::runner::{ClientWork, Done};
-use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, SYSBENCH_ZIPF_EXP};
+use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, SYSBENCH_ZIPF_EXP, stream_seed};
 
 /// Settings every client of a test shares.
 #[derive(Clone, Debug)]
@@ -17,6 +17,8 @@ pub struct ClientConfig {
     pub dialect: Dialect,
     pub tables: u32,
     pub table_size: u64,
+    /// The run seed; each client's keys come from [`stream_seed`] of it,
+    /// the test's name and the client number.
     pub seed: u64,
 }
 
@@ -58,10 +60,7 @@ impl SysbenchClient {
             Keys::Zipfian => KeyDist::Zipfian(SYSBENCH_ZIPF_EXP),
             Keys::Uniform | Keys::TableSizeOne => KeyDist::Uniform,
         };
-        let seed = cfg
-            .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(u64::from(client) + 1);
+        let seed = stream_seed(cfg.seed, &test.name(), client);
         SysbenchClient {
             test: test.clone(),
             cfg: cfg.clone(),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::sql;
 use crate::db::{Conn, Connector, DbError, Dialect};
-use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN};
+use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, stream_seed};
 
 /// What to do when the target already has `sbtest%` tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +170,7 @@ pub fn create_and_load(
                 let run = || -> anyhow::Result<()> {
                     let mut conn = connector.connect()?;
                     let mut keys =
-                        KeyGen::new(seed ^ (0x5EED + u64::from(w)), KeyDist::Uniform, table_size);
+                        KeyGen::new(stream_seed(seed, "load", w), KeyDist::Uniform, table_size);
                     let mut buf = String::with_capacity(LOAD_BATCH as usize * 200);
                     let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
                     loop {

@@ -16,7 +16,8 @@ use client::{ClientConfig, SysbenchClient};
 
 use crate::db::{Conn, Dialect, Param};
 use crate::runner::{ClientWork, StepPlan};
-use crate::workload::{StepInfo, keys::KeyGen};
+use crate::workload::StepInfo;
+use crate::workload::keys::{KeyGen, stream_seed};
 
 /// The knobs of a sysbench suite run (a profile's values after overrides).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,6 +32,9 @@ pub struct SysbenchParams {
     pub scan_warm_secs: f64,
     /// Fraction of the reference's postwrite wait to sleep (1.0 = full).
     pub postwrite_scale: f64,
+    /// The run seed: the same on every target and repetition of a run;
+    /// each test's clients draw their keys from a stream of it
+    /// ([`stream_seed`]).
     pub seed: u64,
 }
 
@@ -110,7 +114,8 @@ impl Sysbench {
     /// text so one bad EXPLAIN does not hide the others.
     pub fn explain(&self, t: &TestDef, conn: &mut dyn Conn) -> Vec<(String, String)> {
         let client = SysbenchClient::new(t, &self.client_config(), 0);
-        let mut keys = KeyGen::new(self.params.seed, crate::workload::keys::KeyDist::Uniform, 1);
+        let seed = stream_seed(self.params.seed, &format!("explain {}", t.name()), 0);
+        let mut keys = KeyGen::new(seed, crate::workload::keys::KeyDist::Uniform, 1);
         let n = self.params.table_size.max(1) as i64;
         let mut out = Vec::new();
         for stmt in client.statement_texts() {
