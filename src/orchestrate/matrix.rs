@@ -22,7 +22,7 @@ use crate::plan::interleave::Interleave;
 use crate::plan::{Plan, Suite, TargetPlan};
 use crate::report::progress::ProgressView;
 use crate::report::terminal::{SummaryRow, summary};
-use crate::server::TargetServer;
+use crate::server::{TargetInfo, TargetServer};
 use crate::store::{RunInfo, StepRecord, Store};
 
 /// The names of the steps the plan's suite runs on each target, in order.
@@ -298,6 +298,28 @@ fn cell_name(plan: &Plan, cell: &Cell<'_>) -> String {
     }
 }
 
+/// `info` with its label made unique within run `run_id`: the same label
+/// at an earlier position (the same spec given twice) makes this one
+/// `label#2`, `label#3`…, as the terminal, the store, the report and the
+/// export all show it.
+pub(super) fn unique_in_run(
+    store: &Store,
+    run_id: i64,
+    pos: u32,
+    info: &TargetInfo,
+) -> anyhow::Result<TargetInfo> {
+    let earlier = store
+        .position_labels(run_id)?
+        .into_iter()
+        .filter(|(p, l)| *p < pos && l.split('#').next() == Some(info.label.as_str()))
+        .count();
+    let mut info = info.clone();
+    if earlier > 0 {
+        info.label = format!("{}#{}", info.label, earlier + 1);
+    }
+    Ok(info)
+}
+
 /// The summary row of a step measured before.
 pub(super) fn summary_row(r: &StepRecord) -> SummaryRow {
     SummaryRow {
@@ -345,7 +367,7 @@ fn run_cell(
     view: &ProgressView,
     resuming: bool,
 ) -> anyhow::Result<(String, Vec<SummaryRow>)> {
-    let info = server.info().clone();
+    let info = unique_in_run(store, run_id, cell.pos, server.info())?;
     let (target_id, measured) = match store.find_target(run_id, cell.pos, cell.repetition)? {
         Some(id) => {
             let dropped = store.delete_unmeasured_steps(id)?;

@@ -18,7 +18,7 @@ pub fn to_json(r: &Report) -> Result<String> {
 }
 
 /// The CSV columns.
-pub const CSV_HEADER: [&str; 14] = [
+pub const CSV_HEADER: [&str; 19] = [
     "suite",
     "group",
     "test",
@@ -33,6 +33,11 @@ pub const CSV_HEADER: [&str; 14] = [
     "p99_us",
     "client_cpu_us_per_query",
     "sla_failed",
+    "lo",
+    "hi",
+    "n",
+    "verdict",
+    "method",
 ];
 
 /// One row per sysbench test × target and per Insert Benchmark step ×
@@ -68,6 +73,11 @@ pub fn to_csv(r: &Report) -> String {
                         c.p99_us.to_string(),
                         opt(client.and_then(|k| c.cost[k])),
                         String::new(),
+                        opt(c.interval.map(|i| i.lo)),
+                        opt(c.interval.map(|i| i.hi)),
+                        c.n.to_string(),
+                        c.verdict.unwrap_or_default().into(),
+                        method(c.interval.as_ref()),
                     ];
                     row(&mut o, &fields);
                 }
@@ -95,12 +105,24 @@ pub fn to_csv(r: &Report) -> String {
                     String::new(),
                     String::new(),
                     c.sla_failed.to_string(),
+                    opt(c.interval.map(|i| i.lo)),
+                    opt(c.interval.map(|i| i.hi)),
+                    c.n.to_string(),
+                    c.verdict.unwrap_or_default().into(),
+                    method(c.interval.as_ref()),
                 ];
                 row(&mut o, &fields);
             }
         }
     }
     o
+}
+
+/// The interval method as the JSON spells it (`paired-t`…), or empty.
+fn method(iv: Option<&crate::stats::Interval>) -> String {
+    iv.and_then(|i| serde_json::to_value(i.method).ok())
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 fn row(o: &mut String, fields: &[String]) {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
 use super::cost::CostColumn;
-use super::format::{amount, bp, host_line, opt_amount, rel, secs};
+use super::format::{amount, bp, host_line, interval_text, opt_amount, rel, rel_pm, secs};
 use super::model::{Band, Report};
 use super::plans::word_diff;
 use super::svg::{self, BarSeries, color, esc};
@@ -256,13 +256,18 @@ fn sysbench(o: &mut String, r: &Report, s: &SysbenchSection) {
     if r.targets.len() > 1 {
         let _ = writeln!(
             o,
-            "<p class=\"legend\">Relative QPS (rQPS) = QPS(target) / QPS(base {}). \
-             Red: ≤ {:.2}, grey: between, green: ≥ {:.2}. One basis point is a change of 0.01 in rQPS. \
-             Charts start at {:.2}.</p>",
+            "<p class=\"legend\">Relative QPS (rQPS) = QPS(target) / QPS(base {}); ± is half its \
+             95 % interval (whiskers on the charts; hover a cell for its ends and method). \
+             Green: faster, red: slower — the whole interval past 1 and the change at least {}%; \
+             grey: no difference. One basis point is a change of 0.01 in rQPS. \
+             Charts start at {:.2}.{}</p>",
             esc(&r.base),
-            r.bands.low,
-            r.bands.high,
-            r.chart_floor
+            amount(r.min_effect * 100.0).trim_end_matches(".00"),
+            r.chart_floor,
+            r.interval_method
+                .as_ref()
+                .map(|m| format!(" Intervals: {}.", esc(m)))
+                .unwrap_or_default()
         );
     }
     for g in &s.groups {
@@ -297,6 +302,14 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
                     .iter()
                     .map(|x| x.cells[i + 1].as_ref().and_then(|c| c.relative))
                     .collect(),
+                intervals: g
+                    .tests
+                    .iter()
+                    .map(|x| {
+                        let iv = x.cells[i + 1].as_ref()?.interval?;
+                        Some((iv.lo, iv.hi))
+                    })
+                    .collect(),
             })
             .collect();
         o.push_str(&svg::relative_bars(
@@ -328,8 +341,23 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
                     None => n("-".into()),
                 });
                 if i > 0 {
-                    v.push(match c.as_ref().and_then(|c| Some((c.relative?, c.band))) {
-                        Some((x, b)) => (band_class(b).into(), rel(x)),
+                    v.push(match c.as_ref().and_then(|c| Some((c.relative?, c))) {
+                        Some((x, c)) => (
+                            band_class(c.band).into(),
+                            match &c.interval {
+                                Some(iv) => format!(
+                                    "<span title=\"{}: {}\">{}</span>",
+                                    c.verdict.unwrap_or("unknown"),
+                                    esc(&interval_text(iv)),
+                                    esc(&rel_pm(x, Some(iv)))
+                                ),
+                                None => format!(
+                                    "<span title=\"{}\">{}</span>",
+                                    c.verdict.unwrap_or("unknown"),
+                                    rel(x)
+                                ),
+                            },
+                        ),
                         None => n("-".into()),
                     });
                 }

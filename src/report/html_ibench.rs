@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::format::{amount, opt_amount, rel};
+use super::format::{amount, interval_text, opt_amount, rel, rel_pm};
 use super::html::{band_class, l, n, table};
 use super::ibench::{IbenchSection, METRIC_COLUMNS, SeriesLine, Shade};
 use super::model::Report;
@@ -59,7 +59,15 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
                 };
                 let text = match (i, c.value, c.relative) {
                     (0, Some(_), _) => "1.00".into(),
-                    (_, _, Some(x)) => rel(x),
+                    (_, _, Some(x)) => match &c.interval {
+                        Some(iv) => format!(
+                            "<span title=\"{}: {}\">{}</span>",
+                            c.verdict.unwrap_or("unknown"),
+                            esc(&interval_text(iv)),
+                            esc(&rel_pm(x, Some(iv)))
+                        ),
+                        None => rel(x),
+                    },
                     _ => "-".into(),
                 };
                 (class.into(), text)

@@ -18,6 +18,7 @@ pub use super::ibench_input::{
 use super::model::{Band, Bands, Column, relative};
 use crate::metrics::summary::BASIS_QUERIES;
 use crate::runner::result::StepStatus;
+use crate::stats::Interval;
 
 /// The steps in the reference's order.
 pub const IBENCH_STEPS: [&str; 10] = [
@@ -186,6 +187,12 @@ pub struct IbenchCell {
     pub sla_failed: bool,
     /// The step's status when it is not `ok`.
     pub status: Option<&'static str>,
+    /// Repetitions measured (see `super::ibench_verdicts`).
+    pub n: u32,
+    /// The 95 % interval on `relative`.
+    pub interval: Option<Interval>,
+    /// `faster`, `slower`, `no difference` or `unknown` (`None`: base).
+    pub verdict: Option<&'static str>,
 }
 
 /// One target's background insert rates.
@@ -358,6 +365,9 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
                             .map(|x| x.status)
                             .filter(|st| *st != StepStatus::Ok)
                             .map(StepStatus::as_str),
+                        n: u32::from(value.is_some()),
+                        interval: None,
+                        verdict: None,
                     }
                 })
                 .collect(),

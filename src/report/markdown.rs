@@ -379,9 +379,13 @@ fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
             labelled_row(&row.target, &row.cells, |c| {
                 let text = match (i, c.value, c.relative, c.band) {
                     (0, Some(_), _, _) => "1.00".to_string(),
-                    (_, _, Some(x), Some(Band::Faster)) => format!("**{}**", rel(x)),
-                    (_, _, Some(x), Some(Band::Slower)) => format!("_{}_", rel(x)),
-                    (_, _, Some(x), _) => rel(x),
+                    (_, _, Some(x), Some(Band::Faster)) => {
+                        format!("**{}**", rel_pm(x, c.interval.as_ref()))
+                    }
+                    (_, _, Some(x), Some(Band::Slower)) => {
+                        format!("_{}_", rel_pm(x, c.interval.as_ref()))
+                    }
+                    (_, _, Some(x), _) => rel_pm(x, c.interval.as_ref()),
                     _ => "-".into(),
                 };
                 format!("{text}{}", mark(c.sla_failed))

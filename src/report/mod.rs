@@ -16,6 +16,7 @@ pub mod html_ibench;
 pub mod ibench;
 pub mod ibench_input;
 pub mod ibench_terminal;
+pub mod ibench_verdicts;
 pub mod markdown;
 pub mod model;
 pub mod plans;

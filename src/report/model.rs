@@ -243,7 +243,10 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
     let context = context::build(&columns);
     let mut notes = context::notes(&columns, &context);
     let sysbench = sysbench::build(&columns, opts);
-    let ibench = ibench::build(&columns, opts.ibench_bands);
+    let ibench = ibench::build(&columns, opts.ibench_bands).map(|mut s| {
+        super::ibench_verdicts::apply(&mut s, &columns, opts.min_effect);
+        s
+    });
     if sysbench.is_none() && ibench.is_none() {
         notes.push("the selected targets have no reported steps to compare".into());
     }

@@ -41,6 +41,9 @@ pub struct BarSeries {
     pub name: String,
     pub color: &'static str,
     pub values: Vec<Option<f64>>,
+    /// Each value's 95 % interval (lo, hi), drawn as a whisker; empty or
+    /// `None` where there is none.
+    pub intervals: Vec<Option<(f64, f64)>>,
 }
 
 /// One series of a line chart: (x, y) points.
@@ -190,6 +193,20 @@ pub fn relative_bars(
                 esc(cat),
                 esc(&s.name)
             );
+            if let Some((lo, hi)) = s.intervals.get(ci).copied().flatten() {
+                let (ylo, yhi) = (y(lo.clamp(floor, top)), y(hi.clamp(floor, top)));
+                let cx = x + (bar_w - 2.0) / 2.0;
+                let _ = write!(
+                    o,
+                    r##"<path class="whisker" d="M{cx:.1} {ylo:.1}V{yhi:.1}M{:.1} {ylo:.1}H{:.1}M{:.1} {yhi:.1}H{:.1}" stroke="#222222" fill="none"><title>{}: {} 95 % interval {lo:.2}–{hi:.2}</title></path>"##,
+                    cx - 3.0,
+                    cx + 3.0,
+                    cx - 3.0,
+                    cx + 3.0,
+                    esc(cat),
+                    esc(&s.name)
+                );
+            }
             if v < floor || v > top {
                 let (ly, mark) = if v < floor {
                     (y(floor) - 4.0, "▼")
@@ -331,6 +348,7 @@ mod tests {
                 name: "pg18".into(),
                 color: color(0),
                 values,
+                intervals: vec![Some((0.9, 1.1))],
             }],
             0.8,
             Bands::SYSBENCH,
@@ -341,6 +359,8 @@ mod tests {
     fn one_bar_per_value_and_escaped_labels() {
         let s = bars(vec![Some(1.02), Some(0.95)]);
         assert_eq!(s.matches(r#"class="bar""#).count(), 2);
+        assert_eq!(s.matches(r#"class="whisker""#).count(), 1, "one interval given");
+        assert!(s.contains("95 % interval 0.90–1.10"));
         assert!(s.contains("b&lt;c") && !s.contains("b<c"));
         assert_eq!(s, bars(vec![Some(1.02), Some(0.95)]), "deterministic");
     }

@@ -316,7 +316,7 @@ impl<'a> Measurements<'a> {
 }
 
 /// Per repetition: (repetition, value, per-second values).
-type Series = Vec<(u32, f64, Vec<f64>)>;
+pub(super) type Series = Vec<(u32, f64, Vec<f64>)>;
 
 fn measured(v: &[(u32, f64, Vec<f64>)]) -> Vec<Measured<'_>> {
     v.iter()
@@ -329,7 +329,7 @@ fn measured(v: &[(u32, f64, Vec<f64>)]) -> Vec<Measured<'_>> {
 }
 
 /// The interval and verdict on `other / base` of one measure.
-fn compare(base: &Series, other: &Series, min_effect: f64) -> (Option<Interval>, Verdict) {
+pub(super) fn compare(base: &Series, other: &Series, min_effect: f64) -> (Option<Interval>, Verdict) {
     let iv = ratio_interval(&measured(base), &measured(other));
     (iv, verdict(iv.as_ref(), min_effect))
 }

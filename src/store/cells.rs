@@ -51,6 +51,17 @@ impl Store {
         Ok(())
     }
 
+    /// The label of each target position of run `run_id` stored so far
+    /// (the first repetition's), in position order.
+    pub fn position_labels(&self, run_id: i64) -> Result<Vec<(u32, String)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT position, label, MIN(repetition) FROM targets WHERE run_id = ?1
+              GROUP BY position ORDER BY position",
+        )?;
+        let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The measured steps of a target, by step name.
     pub fn measured_steps(&self, target_id: i64) -> Result<HashMap<String, StepRecord>> {
         Ok(self

@@ -1,0 +1,98 @@
+//! Intervals and verdicts for the Insert Benchmark's relative throughput:
+//! a pass over the built section that reads every repetition of each
+//! target (the section itself is built from the first), puts the median
+//! rate in each cell, and the interval and verdict on its ratio to the
+//! base — from the repetitions when there are two or more, from client 1's
+//! per-second rates (the reference's per-second series) otherwise.
+
+use super::ibench::{IbenchSection, throughput_shades};
+use super::ibench_input::{IbenchStepInput, input_from_step};
+use super::model::{Band, Column};
+use super::sysbench::{compare, median};
+use crate::runner::result::StepStatus;
+use crate::stats::Verdict;
+
+/// The step's headline rate and its per-second series: qps for query
+/// steps, ips otherwise.
+fn rate_and_seconds(x: &IbenchStepInput) -> Option<(f64, Vec<f64>)> {
+    let query = x.qps.is_some() && x.step.starts_with('q');
+    let rate = if query { x.qps } else { x.ips }?;
+    let seconds = x
+        .seconds
+        .iter()
+        .filter_map(|s| if query { s.qps } else { s.ips })
+        .collect();
+    Some((rate, seconds))
+}
+
+/// Per repetition: (repetition, rate, per-second rates) of `step`.
+fn measurements(c: &Column<'_>, step: &str) -> Vec<(u32, f64, Vec<f64>)> {
+    c.repetitions
+        .iter()
+        .filter_map(|t| {
+            let s = t.steps.iter().find(|s| {
+                s.info.reported && s.info.suite == "ibench" && s.info.name == step
+            })?;
+            if !matches!(s.status, StepStatus::Ok | StepStatus::Errors) {
+                return None;
+            }
+            let (rate, seconds) = rate_and_seconds(&input_from_step(s))?;
+            Some((t.repetition, rate, seconds))
+        })
+        .collect()
+}
+
+/// Fills `n`, the median value, `relative`, `interval`, `verdict` and the
+/// band of every throughput cell of `section` from all repetitions of
+/// `columns` (base first, aligned with the section's rows), then shades
+/// the columns again from the medians.
+pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f64) {
+    let steps = section.steps.clone();
+    for (k, step) in steps.iter().enumerate() {
+        let base = measurements(&columns[0], step);
+        for (t, c) in columns.iter().enumerate() {
+            let Some(row) = section.throughput.get_mut(t) else {
+                continue;
+            };
+            let mine = measurements(c, step);
+            let cell = &mut row.cells[k];
+            if mine.is_empty() {
+                continue;
+            }
+            cell.n = mine.len() as u32;
+            let rates: Vec<f64> = mine.iter().map(|m| m.1).collect();
+            cell.value = median(&rates).or(cell.value);
+            if t == 0 || base.is_empty() {
+                continue;
+            }
+            let (iv, v) = compare(&base, &mine, min_effect);
+            cell.interval = iv;
+            if let Some(iv) = iv {
+                cell.relative = Some(iv.estimate);
+            }
+            cell.verdict = Some(v.for_rate());
+            cell.band = cell.relative.map(|_| match v {
+                Verdict::Higher => Band::Faster,
+                Verdict::Lower => Band::Slower,
+                _ => Band::Similar,
+            });
+        }
+        let values: Vec<Option<f64>> = section
+            .throughput
+            .iter()
+            .map(|r| r.cells[k].value)
+            .collect();
+        let fails: Vec<bool> = section
+            .throughput
+            .iter()
+            .map(|r| r.cells[k].sla_failed)
+            .collect();
+        for (row, shade) in section
+            .throughput
+            .iter_mut()
+            .zip(throughput_shades(&values, &fails))
+        {
+            row.cells[k].shade = shade;
+        }
+    }
+}
