@@ -4,14 +4,11 @@
 
 pub mod account;
 pub mod datadir;
-pub mod install;
 pub mod lifecycle;
 pub mod mysql;
-pub mod mysql_target;
-pub mod pg_target;
 pub mod postgres;
 pub mod process;
-pub mod sqlite_target;
+pub mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;

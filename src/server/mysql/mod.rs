@@ -16,6 +16,7 @@
 mod binaries;
 mod config;
 pub mod named;
+mod target;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use nix::sys::signal::Signal;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
+pub use self::target::MysqlTarget;
 use self::verify::Source;
 use super::TargetInfo;
 use super::datadir::{

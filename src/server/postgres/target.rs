@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use super::lifecycle::stop_and_clean;
-use super::postgres::{ManagedPostgres, NON_DEFAULT_SETTINGS};
-use super::{TargetInfo, TargetServer};
+use super::{ManagedPostgres, NON_DEFAULT_SETTINGS};
 use crate::db::postgres::{PgConn, PgConnectOptions, PgConnector};
 use crate::db::{Conn, Connector, Dialect, name_value_pairs};
+use crate::server::lifecycle::stop_and_clean;
+use crate::server::{TargetInfo, TargetServer};
 
 /// A PostgreSQL target.
 pub struct PostgresTarget {

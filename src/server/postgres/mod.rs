@@ -14,9 +14,11 @@
 
 mod binaries;
 mod config;
+pub mod install;
 pub mod layers;
 pub mod named;
 mod preflight;
+mod target;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,6 +33,7 @@ pub use self::config::{PROFILES, base_config, check_override_syntax, compose_con
 pub use self::preflight::{
     FEATURES, Preflight, ProbeDir, feature_for, lacking_features, runs_as_server_user,
 };
+pub use self::target::PostgresTarget;
 use super::TargetInfo;
 pub use super::datadir::FALLBACK_ROOT;
 use super::datadir::{

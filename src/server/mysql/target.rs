@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use super::lifecycle::stop_and_clean;
-use super::mysql::{Flavor, ManagedMysql, describe_connection, non_default_variables};
-use super::{TargetInfo, TargetServer};
+use super::{Flavor, ManagedMysql, describe_connection, non_default_variables};
 use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
 use crate::db::{Connector, Dialect};
+use crate::server::lifecycle::stop_and_clean;
+use crate::server::{TargetInfo, TargetServer};
 
 /// A MySQL or MariaDB target.
 pub struct MysqlTarget {
