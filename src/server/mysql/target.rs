@@ -1,35 +1,19 @@
-//! MySQL and MariaDB as a [`TargetServer`]: a managed server tidemark
-//! started, or an external one reached by a `mysql://` / `mariadb://` URL.
-
-use std::path::PathBuf;
-use std::sync::Arc;
+//! MySQL and MariaDB as a [`TargetServer`](crate::server::TargetServer)
+//! ([`MysqlTarget`]): a managed server tidemark started, or an external one
+//! reached by a `mysql://` / `mariadb://` URL. The parts both kinds share
+//! are in [`crate::server::managed`].
 
 use anyhow::Context as _;
 
-use super::{Flavor, ManagedMysql, describe_connection, non_default_variables};
-use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
-use crate::db::{Connector, Dialect};
-use crate::server::lifecycle::stop_and_clean;
-use crate::server::{TargetInfo, TargetServer};
+use super::{Flavor, MyFamily, describe_connection, non_default_variables};
+use crate::db::mysql::{MyConn, MyConnectOptions};
+use crate::server::TargetInfo;
+use crate::server::managed::ServerTarget;
 
 /// A MySQL or MariaDB target.
-pub struct MysqlTarget {
-    managed: Option<ManagedMysql>,
-    opts: MyConnectOptions,
-    info: TargetInfo,
-}
+pub type MysqlTarget = ServerTarget<MyFamily>;
 
 impl MysqlTarget {
-    /// Wraps a started managed server.
-    pub fn managed(server: ManagedMysql, spec: &str, label: &str) -> anyhow::Result<Self> {
-        let info = server.info(spec, label)?;
-        Ok(MysqlTarget {
-            opts: server.connect_options(),
-            managed: Some(server),
-            info,
-        })
-    }
-
     /// Connects to an external server and records what it is; `label_for`
     /// makes the label from the family and the version number.
     pub fn external(
@@ -76,39 +60,6 @@ impl MysqlTarget {
             managed: false,
             extra,
         };
-        Ok(MysqlTarget {
-            managed: None,
-            opts,
-            info,
-        })
-    }
-}
-
-impl TargetServer for MysqlTarget {
-    fn info(&self) -> &TargetInfo {
-        &self.info
-    }
-
-    fn dialect(&self) -> Dialect {
-        Dialect::Mysql
-    }
-
-    fn connector(&self) -> Arc<dyn Connector> {
-        Arc::new(MyConnector(self.opts.clone()))
-    }
-
-    fn server_pid(&self) -> Option<u32> {
-        self.managed.as_ref().map(ManagedMysql::pid)
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.managed.as_ref().map(|m| m.datadir().to_path_buf())
-    }
-
-    fn stop(&mut self, keep_data: bool) -> anyhow::Result<()> {
-        let Some(mut server) = self.managed.take() else {
-            return Ok(());
-        };
-        stop_and_clean(server.datadir().to_path_buf(), keep_data, || server.stop())
+        Ok(MysqlTarget::reached(opts, info))
     }
 }

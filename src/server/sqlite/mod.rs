@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::bail;
 
 pub use self::target::SqliteTarget;
+use super::size_file;
 
 /// Named configs (`sqlite:PATH+NAME`); `wal` is the default.
 pub const CONFIGS: &[&str] = &["wal", "wal-full", "delete"];
@@ -26,12 +27,7 @@ const DELETE: &str = include_str!("../../../config/sqlite/delete.conf");
 
 /// The shipped PRAGMA text for `profile` and `config` (`None` if unknown).
 pub fn config_text(profile: &str, config: &str) -> Option<String> {
-    let sizes = match profile {
-        "quick" => QUICK,
-        "small" => SMALL,
-        "large" => LARGE,
-        _ => return None,
-    };
+    let sizes = size_file(profile, [QUICK, SMALL, LARGE])?;
     let named = match config {
         "wal" => WAL,
         "wal-full" => WAL_FULL,
