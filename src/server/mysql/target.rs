@@ -48,17 +48,16 @@ impl MysqlTarget {
         if let Some(n) = note {
             extra["note"] = serde_json::json!(n);
         }
+        // The rest as for any server tidemark did not start: no config.
         let info = TargetInfo {
             spec: opts.display_url(),
             label: label_for(flavor, &number),
             dbms: flavor.as_str().to_string(),
             version,
             version_number: number,
-            config_name: None,
-            config_text: String::new(),
             settings,
-            managed: false,
             extra,
+            ..TargetInfo::default()
         };
         Ok(MysqlTarget::reached(opts, info))
     }

@@ -25,17 +25,16 @@ impl PostgresTarget {
         let version = first_value(&mut conn, "SELECT version()")?;
         let number = first_value(&mut conn, "SHOW server_version")?;
         let settings = name_value_pairs(conn.query_text(NON_DEFAULT_SETTINGS)?);
+        // The rest as for any server tidemark did not start: no config.
         let info = TargetInfo {
             spec: opts.display_url(),
             label: label_for(&number),
             dbms: "postgres".into(),
             version,
             version_number: number,
-            config_name: None,
-            config_text: String::new(),
             settings,
-            managed: false,
             extra: serde_json::json!({ "url": opts.display_url() }),
+            ..TargetInfo::default()
         };
         Ok(PostgresTarget::reached(opts, info))
     }
