@@ -1,7 +1,7 @@
-//! What a server tidemark starts has whatever its family: the process,
-//! where it lives, what it was given, and a stop on [`ManagedServer::stop`]
-//! and on drop; and [`ServerTarget`], such a server (or an external one of
-//! the same family) as a [`TargetServer`]. The families
+//! What every server tidemark starts has, whatever its family: the
+//! process, where it lives, what it was given, and a stop on
+//! [`ManagedServer::stop`] and on drop; and [`ServerTarget`], such a server
+//! (or an external one of the same family) as a [`TargetServer`]. The families
 //! ([`super::postgres`], [`super::mysql`]) add how they start, connect and
 //! describe themselves through their part `F` and the [`Family`] trait.
 
