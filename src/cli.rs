@@ -501,7 +501,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
-    use crate::server::install::{self, ClientChoice, VersionReq, listing};
+    use crate::server::postgres::install::{self, ClientChoice, VersionReq, listing};
     match c {
         ServersCommand::List => {
             let system = crate::server::postgres::find_bindir(None).ok();

@@ -15,7 +15,7 @@ use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, DbError, Dialect};
 use tidemark::runner::{StepStatus, run_roles};
-use tidemark::server::sqlite_target;
+use tidemark::server::sqlite as sqlite_target;
 use tidemark::workload::ibench::client::QueryKind;
 use tidemark::workload::ibench::{StepKind, housekeeping};
 

@@ -12,7 +12,7 @@ use common::sysbench_checks::{self, ROWS};
 use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::server::sqlite_target;
+use tidemark::server::sqlite as sqlite_target;
 use tidemark::workload::sysbench::catalog::{self, Kind};
 use tidemark::workload::sysbench::load;
 

@@ -4,14 +4,12 @@
 
 pub mod account;
 pub mod datadir;
-pub mod install;
 pub mod lifecycle;
+pub mod managed;
 pub mod mysql;
-pub mod mysql_target;
-pub mod pg_target;
 pub mod postgres;
 pub mod process;
-pub mod sqlite_target;
+pub mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +21,13 @@ use serde::{Deserialize, Serialize};
 /// The server size profiles each family ships config files for; every
 /// benchmark profile maps to one of them (`Profile::server_size`).
 pub const SERVER_SIZES: &[&str] = &["quick", "small", "large"];
+
+/// The one of a family's size files (`quick`, `small`, `large`: in
+/// [`SERVER_SIZES`] order) that `profile` names; `None` for another name.
+pub fn size_file<'a>(profile: &str, files: [&'a str; 3]) -> Option<&'a str> {
+    let at = SERVER_SIZES.iter().position(|size| *size == profile)?;
+    Some(files[at])
+}
 
 /// What the store records about the server a target ran on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
