@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::cost::{StepHostMetrics, host_metrics_of};
 use super::ibench::{is_query_step, per_client_insert_rate};
-use crate::runner::result::{LatencySummary, StepStatus};
+use crate::record::{LatencySummary, StepStatus};
 use crate::store::StepRecord;
 
 /// What one step measured.
@@ -246,8 +246,8 @@ fn input_from_generic_step(s: &StepRecord) -> IbenchStepInput {
             .iter()
             .map(|p| IbenchSecond {
                 sec: p.sec,
-                ips: (!query).then_some(p.rows as f64),
-                qps: query.then_some(p.events as f64),
+                ips: (!query).then_some(p.counts.rows as f64),
+                qps: query.then_some(p.counts.events as f64),
                 max_rt_us: Some(p.max_latency_us),
             })
             .collect(),
