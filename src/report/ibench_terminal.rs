@@ -20,7 +20,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
                 .iter()
                 .filter(|s| s.info.suite == "ibench")
                 .filter_map(|s: &StepRecord| {
-                    let m = serde_json::from_value(s.metrics.clone()?).ok()?;
+                    let m = s.ibench_metrics()?;
                     Some((s.info.name.as_str(), m, s.status.as_str()))
                 })
                 .collect();

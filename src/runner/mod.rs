@@ -254,11 +254,7 @@ pub(crate) fn sum_seconds(
             };
             for (i, t) in row.iter().enumerate().filter(|(i, _)| pick(*i)) {
                 let _ = i;
-                s.counts.events += t.events;
-                s.counts.statements += t.statements;
-                s.counts.rows += t.rows;
-                s.counts.errors += t.errors;
-                s.counts.retries += t.retries;
+                s.counts.add(&t.counts);
                 s.max_latency_us = s.max_latency_us.max(t.max_latency_us);
             }
             s

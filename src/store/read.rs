@@ -15,13 +15,12 @@ use serde::de::DeserializeOwned;
 use super::Store;
 use super::role_rows::RoleRecord;
 use super::write::decode_histogram;
-use crate::record::HostFacts;
-use crate::record::StepHost;
 use crate::record::TargetInfo;
 use crate::record::{
     ClientResult, Counts, LatencySummary, SecondSample, StepStatus, new_histogram,
 };
 use crate::record::{Group, StepInfo};
+use crate::record::{HostFacts, IbenchMetrics, StepHost};
 
 /// One line of the `runs` listing.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,6 +123,13 @@ impl StepRecord {
                 .with_context(|| format!("step {} ({})", self.id, self.info.name)),
             None => Ok(new_histogram()),
         }
+    }
+
+    /// The Insert Benchmark metrics stored with the step, read as the
+    /// record type; `None` for steps without them (other suites, steps
+    /// whose clients never started).
+    pub fn ibench_metrics(&self) -> Option<IbenchMetrics> {
+        serde_json::from_value(self.metrics.clone()?).ok()
     }
 
     /// Client CPU microseconds per statement, if any statement ran.

@@ -14,6 +14,9 @@
 //!   target, a failure below 95%, and the fraction of seconds below 95%;
 //! - fairness: each client's time to finish its fixed work, min, max,
 //!   diff = max − min and pct = diff / min × 100.
+//!
+//! The types and the SLA and fairness rules are the record's
+//! ([`crate::record::ibench`]); this file derives them from a result.
 
 use super::{StepDef, StepKind};
 use crate::metrics::summary::OpRates;
@@ -199,7 +202,7 @@ pub fn op_rates_of(kind: StepKind, r: &StepResult) -> OpRates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::result::{Counts, new_histogram};
+    use crate::record::{Counts, new_histogram};
     use crate::runner::{ClientResult, RoleClient, RoleSecond};
     use crate::workload::ibench::client::QueryKind;
 
