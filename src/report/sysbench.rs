@@ -11,8 +11,7 @@ use serde::Serialize;
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 use super::format;
 use super::model::{Band, Column, ReportOptions, relative, round2};
-use crate::record::Group;
-use crate::record::StepStatus;
+use crate::record::{Group, StepStatus};
 use crate::store::StepRecord;
 
 /// Everything the report says about sysbench tests.

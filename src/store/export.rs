@@ -15,10 +15,9 @@ use serde::ser::SerializeMap;
 
 use super::hw_columns::{HW_NUMERIC, HW_TEXT, numeric_values, text_values};
 use super::{RoleRecord, RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
-use crate::record::Group;
-use crate::record::HostFacts;
-use crate::record::HostSecond;
-use crate::record::{ClientResult, LatencySummary, SecondSample, StepStatus};
+use crate::record::{
+    ClientResult, Counts, Group, HostFacts, HostSecond, LatencySummary, SecondSample, StepStatus,
+};
 
 /// The runs to export: `run`, or all of them, oldest first.
 fn load(store: &Store, run: Option<i64>) -> Result<Vec<RunRecord>> {
@@ -108,11 +107,8 @@ struct JsonStep<'a> {
     error_samples: &'a [String],
     secs: f64,
     threads: u32,
-    events: u64,
-    statements: u64,
-    rows: u64,
-    errors: u64,
-    retries: u64,
+    #[serde(flatten)]
+    counts: Counts,
     qps: f64,
     tps: f64,
     rows_per_sec: f64,
@@ -210,11 +206,7 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
             error_samples: &s.error_samples,
             secs: s.secs,
             threads: s.threads,
-            events: s.counts.events,
-            statements: s.counts.statements,
-            rows: s.counts.rows,
-            errors: s.counts.errors,
-            retries: s.counts.retries,
+            counts: s.counts,
             qps: s.qps,
             tps: s.tps,
             rows_per_sec: s.rows_per_sec,

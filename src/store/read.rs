@@ -15,12 +15,10 @@ use serde::de::DeserializeOwned;
 use super::Store;
 use super::role_rows::RoleRecord;
 use super::write::decode_histogram;
-use crate::record::TargetInfo;
 use crate::record::{
-    ClientResult, Counts, LatencySummary, SecondSample, StepStatus, new_histogram,
+    ClientResult, Counts, Group, HostFacts, IbenchMetrics, LatencySummary, SecondSample, StepHost,
+    StepInfo, StepStatus, TargetInfo, new_histogram,
 };
-use crate::record::{Group, StepInfo};
-use crate::record::{HostFacts, IbenchMetrics, StepHost};
 
 /// One line of the `runs` listing.
 #[derive(Clone, Debug, PartialEq)]

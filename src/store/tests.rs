@@ -5,10 +5,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::record::StorageFacts;
-use crate::record::TargetInfo;
-use crate::record::{ClientResult, Counts, SecondSample, StepResult, StepStatus, new_histogram};
-use crate::record::{Group, StepInfo};
+use crate::record::{
+    ClientResult, Counts, Group, SecondSample, StepInfo, StepResult, StepStatus, StorageFacts,
+    TargetInfo, new_histogram,
+};
 
 pub(super) fn run_info() -> RunInfo {
     RunInfo {

@@ -14,10 +14,7 @@ use rusqlite::types::ToSql;
 use rusqlite::{Statement, TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
-use crate::record::StepHost;
-use crate::record::StepInfo;
-use crate::record::StepResult;
-use crate::record::TargetInfo;
+use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
 use crate::util::time::now_rfc3339;
 
 impl Store {
