@@ -12,6 +12,7 @@ pub mod db;
 pub mod metrics;
 pub mod orchestrate;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod runner;
 pub mod server;

@@ -149,7 +149,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
                         reported: r.info.reported,
                         qps: r.qps,
                         p99_us: r.latency.p99,
-                        errors: r.errors,
+                        errors: r.counts.errors,
                         status: r.status.as_str().to_string(),
                     },
                 ));

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::model::Column;
-use crate::metrics::host::HostFacts;
+use crate::record::HostFacts;
 use crate::util::time::parse_rfc3339_utc;
 
 /// Facts about the compared runs and targets.

@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
+use crate::record::IbenchMetrics;
 use crate::store::{RunRecord, StepRecord};
-use crate::workload::ibench::metrics::StepMetrics;
 
 /// One target's ibench steps: (step name, its metrics, its status).
-type Column<'a> = (String, Vec<(&'a str, StepMetrics, &'a str)>);
+type Column<'a> = (String, Vec<(&'a str, IbenchMetrics, &'a str)>);
 
 fn columns(run: &RunRecord) -> Vec<Column<'_>> {
     run.targets
@@ -20,7 +20,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
                 .iter()
                 .filter(|s| s.info.suite == "ibench")
                 .filter_map(|s: &StepRecord| {
-                    let m = serde_json::from_value(s.metrics.clone()?).ok()?;
+                    let m = s.ibench_metrics()?;
                     Some((s.info.name.as_str(), m, s.status.as_str()))
                 })
                 .collect();

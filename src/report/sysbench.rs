@@ -11,9 +11,8 @@ use serde::Serialize;
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 use super::format;
 use super::model::{Band, Column, ReportOptions, relative, round2};
-use crate::runner::result::StepStatus;
+use crate::record::{Group, StepStatus};
 use crate::store::StepRecord;
-use crate::workload::Group;
 
 /// Everything the report says about sysbench tests.
 #[derive(Clone, Debug, Serialize)]
@@ -272,7 +271,7 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
                 qps: s.qps,
                 tps: s.tps,
                 status: s.status.as_str(),
-                errors: s.errors,
+                errors: s.counts.errors,
                 p99_us: s.latency.p99,
                 relative: rel,
                 band: rel.map(|r| opts.bands.classify(r)),

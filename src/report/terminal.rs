@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::workload::Group;
+use crate::record::Group;
 
 /// One test of one target, as the summary needs it.
 #[derive(Clone, Debug, PartialEq)]
