@@ -16,8 +16,7 @@ use anyhow::Context as _;
 
 use super::provide;
 use super::step::StepContext;
-use super::{cancelled, ibench, sysbench};
-use crate::cli::EXIT_INTERRUPTED;
+use super::{EXIT_INTERRUPTED, cancelled, ibench, sysbench};
 use crate::plan::{Plan, Suite, TargetPlan};
 use crate::report::progress::ProgressView;
 use crate::report::terminal::{SummaryRow, summary};
