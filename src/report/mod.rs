@@ -1,5 +1,6 @@
-//! What a user reads: live progress, the terminal summary, and the
-//! comparison report (`tidemark report`, and at the end of `tidemark run`).
+//! What a user reads: the comparison report (`tidemark report`, and at the
+//! end of `tidemark run`). The live progress and the terminal summaries are
+//! in [`crate::console`].
 //!
 //! The report reads only the store: [`select`] picks targets from stored
 //! runs, [`model`] computes the comparison once, and the renderers draw it
@@ -15,15 +16,12 @@ pub mod html;
 pub mod html_ibench;
 pub mod ibench;
 pub mod ibench_input;
-pub mod ibench_terminal;
 pub mod markdown;
 pub mod model;
 pub mod plans;
-pub mod progress;
 pub mod select;
 pub mod svg;
 pub mod sysbench;
-pub mod terminal;
 
 pub use files::{default_dir, generate, write_for_run, write_report};
 pub use model::{Bands, Report, ReportOptions};
