@@ -5,13 +5,19 @@
 
 use std::fmt::Write as _;
 
-use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
-use super::cost::CostColumn;
-use super::format::{amount, bp, host_line, opt_amount, rel, secs};
-use super::model::{Band, Report};
-use super::plans::word_diff;
+use anyhow::Result;
+
+use super::Renderer;
+
 use super::svg::{self, BarSeries, color, esc};
-use super::sysbench::{GroupSection, SysbenchSection, basis_points};
+use crate::report::context::{
+    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
+};
+use crate::report::cost::CostColumn;
+use crate::report::format::{amount, bp, host_line, opt_amount, rel, secs};
+use crate::report::model::{Band, Report};
+use crate::report::plans::word_diff;
+use crate::report::sysbench::{GroupSection, SysbenchSection, basis_points};
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -32,6 +38,19 @@ details{margin:6px 0 14px}svg.chart{display:block;margin:8px 0 18px;max-width:10
 svg .ctitle{font:600 13px sans-serif}svg .tick,svg .leg,svg .cat{font:11px sans-serif;fill:#333}svg .clip{font:10px sans-serif;fill:#a00}
 .legend{color:#555;font-size:13px}
 "#;
+
+/// The HTML renderer (`index.html`).
+pub struct Html;
+
+impl Renderer for Html {
+    fn file_name(&self) -> &'static str {
+        "index.html"
+    }
+
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
+}
 
 /// Renders the whole report.
 pub fn render(r: &Report) -> String {
