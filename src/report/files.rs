@@ -25,9 +25,9 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
     Ok(dir.join("index.html"))
 }
 
-/// Writes `report` into `dir` (created if needed) with each of
-/// `renderers`, one file each, in their order.
-pub fn write_formats(dir: &Path, report: &Report, renderers: &[&dyn Renderer]) -> Result<()> {
+/// Writes `report` into `dir` (created if needed): each (file name,
+/// renderer) of `formats`, in their order.
+pub fn write_formats(dir: &Path, report: &Report, formats: &[(&str, &dyn Renderer)]) -> Result<()> {
     if dir.exists() {
         if !dir.is_dir() {
             bail!(
@@ -48,17 +48,17 @@ pub fn write_formats(dir: &Path, report: &Report, renderers: &[&dyn Renderer]) -
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let contents = renderers
+    let contents = formats
         .iter()
-        .map(|r| r.render(report))
+        .map(|(_, r)| r.render(report))
         .collect::<Result<Vec<String>>>()?;
     put(
         dir,
         MARKER,
         "written by tidemark report; the files here are replaced on the next report\n",
     )?;
-    for (r, text) in renderers.iter().zip(&contents) {
-        put(dir, r.file_name(), text)?;
+    for ((name, _), text) in formats.iter().zip(&contents) {
+        put(dir, name, text)?;
     }
     Ok(())
 }

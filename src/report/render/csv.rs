@@ -9,19 +9,6 @@ use super::Renderer;
 use crate::report::model::{Band, Report};
 use crate::store::export::csv_line;
 
-/// The CSV renderer (`report.csv`).
-pub struct Csv;
-
-impl Renderer for Csv {
-    fn file_name(&self) -> &'static str {
-        "report.csv"
-    }
-
-    fn render(&self, report: &Report) -> Result<String> {
-        Ok(render(report))
-    }
-}
-
 /// The CSV columns.
 pub const CSV_HEADER: [&str; 14] = [
     "suite",
@@ -106,6 +93,15 @@ pub fn render(r: &Report) -> String {
         }
     }
     o
+}
+
+/// The CSV renderer (`report.csv` in a report directory).
+pub struct Csv;
+
+impl Renderer for Csv {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 fn row(o: &mut String, fields: &[String]) {

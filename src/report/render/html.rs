@@ -39,19 +39,6 @@ svg .ctitle{font:600 13px sans-serif}svg .tick,svg .leg,svg .cat{font:11px sans-
 .legend{color:#555;font-size:13px}
 "#;
 
-/// The HTML renderer (`index.html`).
-pub struct Html;
-
-impl Renderer for Html {
-    fn file_name(&self) -> &'static str {
-        "index.html"
-    }
-
-    fn render(&self, report: &Report) -> Result<String> {
-        Ok(render(report))
-    }
-}
-
 /// Renders the whole report.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
@@ -110,6 +97,15 @@ pub fn render(r: &Report) -> String {
     plans(&mut o, r);
     o.push_str("</body></html>\n");
     o
+}
+
+/// The HTML renderer (`index.html` in a report directory).
+pub struct Html;
+
+impl Renderer for Html {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 /// A table from a header and rows of (class, html) cells.

@@ -18,19 +18,6 @@ use crate::report::ibench::{IbenchSection, METRIC_COLUMNS};
 use crate::report::model::{Band, Report};
 use crate::report::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
 
-/// The Markdown renderer (`report.md`).
-pub struct Markdown;
-
-impl Renderer for Markdown {
-    fn file_name(&self) -> &'static str {
-        "report.md"
-    }
-
-    fn render(&self, report: &Report) -> Result<String> {
-        Ok(render(report))
-    }
-}
-
 /// Renders the whole report.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
@@ -70,6 +57,15 @@ pub fn render(r: &Report) -> String {
     }
     plans(&mut o, r);
     o
+}
+
+/// The Markdown renderer (`report.md` in a report directory).
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 /// Escapes a table cell.
