@@ -10,8 +10,8 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::plan::{Overrides, Plan, PlanInput};
 
-/// Exit code for a run stopped by Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code for a run stopped by Ctrl-C (defined by the run it stops).
+pub use crate::orchestrate::EXIT_INTERRUPTED;
 
 /// tidemark: benchmark database servers and compare versions and configs.
 #[derive(Parser, Debug)]

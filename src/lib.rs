@@ -5,9 +5,11 @@
 //! (provide the DBMS) → [`workload`] (what each step does) → [`runner`]
 //! (threads, timing, counters) → [`metrics`] (host facts and samplers) →
 //! [`store`] (the results database) → [`report`] (what a user reads).
-//! [`db`] holds the client connections the workloads drive.
+//! [`db`] holds the client connections the workloads drive; [`orchestrate`]
+//! carries out a plan and [`console`] shows it live and sums it up.
 
 pub mod cli;
+pub mod console;
 pub mod db;
 pub mod metrics;
 pub mod orchestrate;

@@ -16,11 +16,10 @@ use anyhow::Context as _;
 
 use super::provide;
 use super::step::StepContext;
-use super::{cancelled, ibench, sysbench};
-use crate::cli::EXIT_INTERRUPTED;
+use super::{EXIT_INTERRUPTED, cancelled, ibench, sysbench};
+use crate::console::progress::ProgressView;
+use crate::console::terminal::{SummaryRow, summary};
 use crate::plan::{Plan, Suite, TargetPlan};
-use crate::report::progress::ProgressView;
-use crate::report::terminal::{SummaryRow, summary};
 use crate::server::TargetServer;
 use crate::store::{RunInfo, Store};
 
@@ -222,7 +221,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     if plan.suite.runs_ibench() {
         print!(
             "{}",
-            crate::report::ibench_terminal::summary(&store.load_run(run_id)?)
+            crate::console::ibench_terminal::summary(&store.load_run(run_id)?)
         );
     }
     println!(

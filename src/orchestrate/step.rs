@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicBool;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::console::progress::ProgressView;
+use crate::console::terminal::SummaryRow;
 use crate::db::{Connector, DbError, Dialect};
 use crate::metrics::devices::devices_for_path;
 use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
 use crate::metrics::sizes::{database_bytes, dir_bytes};
 use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
-use crate::report::progress::ProgressView;
-use crate::report::terminal::SummaryRow;
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
 use crate::store::{StepRecord, Store};

@@ -6,6 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::record::IbenchMetrics;
+use crate::report::format::rel;
+use crate::report::model::relative;
 use crate::store::{RunRecord, StepRecord};
 
 /// One target's ibench steps: (step name, its metrics, its status).
@@ -79,14 +81,8 @@ pub fn summary(run: &RunRecord) -> String {
                     };
                     let _ = write!(out, " {:>13.0}{mark}", m.rate);
                     if c > 0 {
-                        match base {
-                            Some(b) if b > 0.0 => {
-                                let _ = write!(out, " {:>6.2}", m.rate / b);
-                            }
-                            _ => {
-                                let _ = write!(out, " {:>6}", "-");
-                            }
-                        }
+                        let cell = base.and_then(|b| relative(m.rate, b)).map(rel);
+                        let _ = write!(out, " {:>6}", cell.as_deref().unwrap_or("-"));
                     }
                 }
                 None => {

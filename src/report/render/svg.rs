@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::Bands;
+use crate::report::model::Bands;
 
 /// Colours of the targets' series, in column order (cycled).
 pub const PALETTE: [&str; 8] = [
