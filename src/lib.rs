@@ -5,10 +5,12 @@
 //! (provide the DBMS) → [`workload`] (what each step does) → [`runner`]
 //! (threads, timing, counters) → [`metrics`] (host facts and samplers) →
 //! [`store`] (the results database) → [`report`] (what a user reads).
-//! [`db`] holds the client connections the workloads drive.
+//! [`db`] holds the client connections the workloads drive; [`knobs`] the
+//! run-time knobs the command line, plan files, profiles and report share.
 
 pub mod cli;
 pub mod db;
+pub mod knobs;
 pub mod metrics;
 pub mod orchestrate;
 pub mod plan;
