@@ -10,8 +10,8 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::plan::{Overrides, Plan, PlanInput};
 
-/// Exit code for a run stopped by Ctrl-C (128 + SIGINT).
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code for a run stopped by Ctrl-C (defined by the run it stops).
+pub use crate::orchestrate::EXIT_INTERRUPTED;
 
 /// tidemark: benchmark database servers and compare versions and configs.
 #[derive(Parser, Debug)]
@@ -137,60 +137,9 @@ pub struct RunArgs {
     /// Server setting for managed targets, repeatable (-c work_mem=64MB).
     #[arg(short = 'c', long = "set", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
-    /// Number of sbtest tables.
-    #[arg(long)]
-    pub tables: Option<u32>,
-    /// Rows per table.
-    #[arg(long)]
-    pub table_size: Option<u64>,
-    /// Client threads (one connection each).
-    #[arg(long)]
-    pub threads: Option<u32>,
-    /// Measured seconds of each read test.
-    #[arg(long)]
-    pub read_secs: Option<f64>,
-    /// Measured seconds of each write test.
-    #[arg(long)]
-    pub write_secs: Option<f64>,
-    /// Unmeasured warm-up seconds before each test.
-    #[arg(long)]
-    pub warmup_secs: Option<f64>,
-    /// Seconds of the unreported scan warm-ups.
-    #[arg(long)]
-    pub scan_warm_secs: Option<f64>,
-    /// Fraction of the reference's postwrite wait to sleep (1 = full).
-    #[arg(long)]
-    pub postwrite_scale: Option<f64>,
-    /// Run seed of the key and row generators (default: a fresh one,
-    /// printed and stored with the run); the same seed draws the same keys.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Insert Benchmark: clients, each with its own table piN.
-    #[arg(long)]
-    pub clients: Option<u32>,
-    /// Insert Benchmark: rows per table loaded in l.i0 (X).
-    #[arg(long)]
-    pub rows_load: Option<u64>,
-    /// Insert Benchmark: rows per table inserted and deleted in l.i1 (Y).
-    #[arg(long = "rows-l-i1")]
-    pub rows_l_i1: Option<u64>,
-    /// Insert Benchmark: rows per table inserted and deleted in l.i2 (Z).
-    #[arg(long = "rows-l-i2")]
-    pub rows_l_i2: Option<u64>,
-    /// Insert Benchmark: nominal seconds of each query step (its inserts
-    /// are seconds × rate rows per client).
-    #[arg(long)]
-    pub query_secs: Option<f64>,
-    /// Insert Benchmark: background insert rates of the query steps, rows
-    /// per second per client (comma-separated; one qr and one qp step each).
-    #[arg(long, value_delimiter = ',')]
-    pub insert_rates: Option<Vec<u32>>,
-    /// Insert Benchmark: fraction of the wait after l.i2 to sleep (1 = full).
-    #[arg(long)]
-    pub wait_scale: Option<f64>,
-    /// Insert Benchmark: all clients on table pi1 instead of one table each.
-    #[arg(long)]
-    pub one_table: bool,
+    /// The profile's numbers given on the command line ([`crate::knobs`]).
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Directory with the postgres and initdb binaries to use.
     #[arg(long, value_name = "DIR")]
     pub pg_bindir: Option<PathBuf>,
@@ -273,25 +222,7 @@ impl RunArgs {
                 .filter(|t| !t.trim().is_empty())
                 .cloned()
                 .collect(),
-            overrides: Overrides {
-                tables: self.tables,
-                table_size: self.table_size,
-                threads: self.threads,
-                read_secs: self.read_secs,
-                write_secs: self.write_secs,
-                warmup_secs: self.warmup_secs,
-                scan_warm_secs: self.scan_warm_secs,
-                postwrite_scale: self.postwrite_scale,
-                seed: self.seed,
-                clients: self.clients,
-                rows_load: self.rows_load,
-                rows_l_i1: self.rows_l_i1,
-                rows_l_i2: self.rows_l_i2,
-                query_secs: self.query_secs,
-                insert_rates: self.insert_rates.clone(),
-                wait_scale: self.wait_scale,
-                one_table: self.one_table,
-            },
+            overrides: self.overrides.clone(),
             results_dir: self.results.results.clone(),
             reuse_tables: self.reuse_tables,
             drop_existing: self.drop_existing,
@@ -312,32 +243,43 @@ impl RunArgs {
 }
 
 /// Options that shape a plan: `--resume` takes them from the stored run.
-const PLAN_OPTIONS: &[&str] = &[
-    "suite",
-    "targets",
-    "plan",
-    "config_set",
-    "repeat",
-    "settle_secs",
-    "sizing",
-    "profile",
-    "tests",
-    "settings",
-    "tables",
-    "table_size",
-    "threads",
-    "read_secs",
-    "write_secs",
-    "warmup_secs",
-    "scan_warm_secs",
-    "postwrite_scale",
-    "seed",
-    "pg_bindir",
-    "mysql_basedir",
-    "mysql_charset",
-    "reuse_tables",
-    "drop_existing",
+/// Between these two lists come the sysbench knobs (and the seed) of
+/// [`crate::knobs::KNOBS`]; the Insert Benchmark's knobs are not checked.
+const PLAN_OPTIONS: [&[&str]; 2] = [
+    &[
+        "suite",
+        "targets",
+        "plan",
+        "config_set",
+        "repeat",
+        "settle_secs",
+        "sizing",
+        "profile",
+        "tests",
+        "settings",
+    ],
+    &[
+        "pg_bindir",
+        "mysql_basedir",
+        "mysql_charset",
+        "reuse_tables",
+        "drop_existing",
+    ],
 ];
+
+/// The ids of the options `--resume` refuses, in the order they are checked.
+fn plan_options() -> impl Iterator<Item = &'static str> {
+    let knobs = crate::knobs::KNOBS
+        .iter()
+        .filter(|k| k.applies.covers(crate::knobs::Applies::Sysbench))
+        .map(|k| k.name);
+    let [before, after] = PLAN_OPTIONS;
+    before
+        .iter()
+        .copied()
+        .chain(knobs)
+        .chain(after.iter().copied())
+}
 
 /// The plan `tidemark run` asked for: from the arguments and a plan file,
 /// or, with `--resume`, the stored run's.
@@ -349,7 +291,7 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         )
     };
     if let Some(run_id) = a.resume {
-        if let Some(id) = PLAN_OPTIONS.iter().find(|id| given(id)) {
+        if let Some(id) = plan_options().find(|id| given(id)) {
             anyhow::bail!(
                 "--resume {run_id} runs the plan stored with run {run_id}: drop --{} (or start a new run without --resume)",
                 id.replace('_', "-")
@@ -501,7 +443,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
-    use crate::server::install::{self, ClientChoice, VersionReq, listing};
+    use crate::server::postgres::install::{self, ClientChoice, VersionReq, listing};
     match c {
         ServersCommand::List => {
             let system = crate::server::postgres::find_bindir(None).ok();

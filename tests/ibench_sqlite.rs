@@ -15,7 +15,7 @@ use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, DbError, Dialect};
 use tidemark::runner::{StepStatus, run_roles};
-use tidemark::server::sqlite_target;
+use tidemark::server::sqlite as sqlite_target;
 use tidemark::workload::ibench::client::QueryKind;
 use tidemark::workload::ibench::{StepKind, housekeeping};
 
@@ -125,7 +125,11 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
             "{}: one connection per role and client",
             step.name
         );
-        assert_eq!(r.errors, 0, "{}: busy waits are not errors", step.name);
+        assert_eq!(
+            r.counts.errors, 0,
+            "{}: busy waits are not errors",
+            step.name
+        );
         ibench_checks::check_step(&ib, admin.as_mut(), step, &r, &mut rows_after_lx, others);
         if matches!(step.kind, StepKind::CreateIndexes) {
             for t in ib.tables() {
@@ -172,21 +176,22 @@ fn every_step_does_its_work_as_sqlite_sees_it() {
         r.failure,
         r.error_samples
     );
-    assert_eq!(r.errors, 0, "{:?}", r.error_samples);
-    let writers = r.role("insert").unwrap().retries + r.role("delete").unwrap().retries;
+    assert_eq!(r.counts.errors, 0, "{:?}", r.error_samples);
+    let writers =
+        r.role("insert").unwrap().counts.retries + r.role("delete").unwrap().counts.retries;
     assert!(writers >= 2, "the writers retried: {writers}");
     assert!(
         short.busy.waits() > 0,
         "and waited in the busy handler first"
     );
     assert_eq!(
-        r.role("query").unwrap().retries,
+        r.role("query").unwrap().counts.retries,
         0,
         "readers are not blocked"
     );
     let (ins, del) = (r.role("insert").unwrap(), r.role("delete").unwrap());
-    assert_eq!(ins.rows, 2 * steps[4].rows_per_client);
-    assert_eq!(del.rows, ins.rows);
+    assert_eq!(ins.counts.rows, 2 * steps[4].rows_per_client);
+    assert_eq!(del.counts.rows, ins.counts.rows);
     for t in ib.tables() {
         assert_eq!(count(admin.as_mut(), &t), rows_after_lx, "{t}");
     }

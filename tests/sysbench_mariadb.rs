@@ -205,7 +205,7 @@ fn every_microbenchmark_does_its_work_as_mariadb_sees_it() {
             reads_after.get(index).copied().unwrap_or(0)
                 - reads_before.get(index).copied().unwrap_or(0)
         };
-        let events = r.events as i64;
+        let events = r.counts.events as i64;
         let ps = |sql: &str| -> (i64, i64, i64) {
             *prepared.get(&text_key(sql)).unwrap_or_else(|| {
                 panic!("{name}: the server never executed {sql:?}; it saw {prepared:?}")
@@ -220,7 +220,7 @@ fn every_microbenchmark_does_its_work_as_mariadb_sees_it() {
         let total: i64 =
             prepared.values().map(|v| v.0).sum::<i64>() + text.values().map(|v| v.0).sum::<i64>();
         assert_eq!(
-            total, r.statements as i64,
+            total, r.counts.statements as i64,
             "{name}: the server's statement count matches ours ({prepared:?} {text:?})"
         );
         let sent_per_call = |sql: &str| {

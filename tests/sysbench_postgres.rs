@@ -145,7 +145,7 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
         let after = counters(admin.as_mut());
         let d = |k: &str| after[k] - before[k];
         let seen = statements(admin.as_mut());
-        let events = r.events as i64;
+        let events = r.counts.events as i64;
         let stmt = |sql: &str| -> (i64, i64) {
             *seen
                 .get(sql)
@@ -158,12 +158,12 @@ fn every_microbenchmark_does_its_work_as_the_server_sees_it() {
         // Statements the server saw, counted like sysbench: BEGIN and COMMIT too.
         let total_calls: i64 = seen.values().map(|(c, _)| c).sum();
         assert_eq!(
-            total_calls, r.statements as i64,
+            total_calls, r.counts.statements as i64,
             "{name}: the server's statement count matches ours ({seen:?})"
         );
         assert_eq!(
-            r.statements,
-            r.events * u64::from(test.statements_per_event()),
+            r.counts.statements,
+            r.counts.events * u64::from(test.statements_per_event()),
             "{name}: statements per event"
         );
 

@@ -12,7 +12,7 @@ use common::sysbench_checks::{self, ROWS};
 use common::*;
 use tidemark::db::sqlite::{DEFAULT_BUSY_TIMEOUT, SqliteConnector, SqliteOptions};
 use tidemark::db::{Conn, Connector, Dialect};
-use tidemark::server::sqlite_target;
+use tidemark::server::sqlite as sqlite_target;
 use tidemark::workload::sysbench::catalog::{self, Kind};
 use tidemark::workload::sysbench::load;
 
@@ -98,13 +98,13 @@ fn every_microbenchmark_does_its_work_as_sqlite_sees_it() {
         let before = changes(admin.as_mut());
         let r = sysbench_checks::run_test(&suite, &test, &connector, "sqlite");
         assert_eq!(
-            r.statements,
-            r.events * u64::from(test.statements_per_event()),
+            r.counts.statements,
+            r.counts.events * u64::from(test.statements_per_event()),
             "{name}"
         );
         let after = changes(admin.as_mut());
         let (ins, upd, del) = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
-        let events = r.events as i64;
+        let events = r.counts.events as i64;
         let count_after = scalar_i64(admin.as_mut(), "SELECT count(*) FROM sbtest1");
         let writes = test.group() == tidemark::workload::Group::Write;
         if !writes {
@@ -125,7 +125,10 @@ fn every_microbenchmark_does_its_work_as_sqlite_sees_it() {
                     (false, true) => uses("USING COVERING INDEX k_1"),
                     (false, false) => uses("USING INDEX k_1"),
                 }
-                sysbench_checks::check_rows_per_call(&test, r.rows as f64 / r.events as f64);
+                sysbench_checks::check_rows_per_call(
+                    &test,
+                    r.counts.rows as f64 / r.counts.events as f64,
+                );
             }
             Kind::Scan => uses("SCAN sbtest1"),
             Kind::ReadOnly(_) | Kind::ReadOnlyCount => uses("USING INTEGER PRIMARY KEY"),

@@ -1,5 +1,5 @@
 //! Measurements of the machine under a run, as opposed to the workload's own
-//! counters (those are in [`crate::runner`]).
+//! counters (those are recorded in [`crate::record::step`]).
 //!
 //! [`host`] records what the host is, once per run. [`sampler`] watches the
 //! host, its disks and the server's and client's processes once a second

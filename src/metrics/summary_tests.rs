@@ -133,7 +133,7 @@ fn the_summary_uses_the_measured_rows_and_says_what_is_missing() {
     ];
     let mut missing = BTreeMap::new();
     missing.insert("disk".to_string(), "tmpfs".to_string());
-    let m = StepMetrics::from_samples(&rows, 2, vec![], OpRates::queries(1000.0), missing);
+    let m = HostCost::from_samples(&rows, 2, vec![], OpRates::queries(1000.0), missing);
     let a = m.avg.as_ref().unwrap();
     assert_eq!(a.samples, 2);
     assert!(close(a.us, 40.0));
@@ -142,7 +142,7 @@ fn the_summary_uses_the_measured_rows_and_says_what_is_missing() {
     assert_eq!(m.per_op.rpq, None);
     assert_eq!(m.missing["disk"], "tmpfs");
 
-    let m = StepMetrics::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new());
+    let m = HostCost::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new());
     assert!(m.avg.is_none());
     assert!(m.missing.contains_key("host") && m.missing.contains_key("per_op"));
     assert_eq!(Phase::parse("after"), Some(Phase::After));

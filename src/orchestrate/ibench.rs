@@ -11,7 +11,7 @@ use super::cancelled;
 use super::step::{StepContext, StepLine, qps_line};
 use crate::plan::Plan;
 use crate::runner::{StepResult, process_cpu_secs, run_roles};
-use crate::workload::ibench::metrics::{self, StepMetrics};
+use crate::workload::ibench::metrics::{self, IbenchMetrics};
 use crate::workload::ibench::{self, Ibench, StepKind, housekeeping, schema};
 
 /// Runs the plan's Insert Benchmark on the context's target.
@@ -154,7 +154,7 @@ fn describe(r: &StepResult) -> StepLine {
     let Some(m) = r
         .metrics
         .clone()
-        .and_then(|v| serde_json::from_value::<StepMetrics>(v).ok())
+        .and_then(|v| serde_json::from_value::<IbenchMetrics>(v).ok())
     else {
         return qps_line(r);
     };

@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use super::step::StepContext;
 use super::sysbench::{self, Loaded};
 use super::{cancelled, provide};
+use crate::console::progress::ProgressView;
+use crate::console::terminal::SummaryRow;
 use crate::plan::Plan;
-use crate::report::progress::ProgressView;
-use crate::report::terminal::SummaryRow;
 use crate::server::TargetServer;
 use crate::store::{StepRecord, Store};
 

@@ -16,12 +16,11 @@ use anyhow::Context as _;
 
 use super::provide;
 use super::step::StepContext;
-use super::{cancelled, ibench, interleave, sysbench};
-use crate::cli::EXIT_INTERRUPTED;
+use super::{EXIT_INTERRUPTED, cancelled, ibench, interleave, sysbench};
+use crate::console::progress::ProgressView;
+use crate::console::terminal::{SummaryRow, summary};
 use crate::plan::interleave::Interleave;
 use crate::plan::{Plan, Suite, TargetPlan};
-use crate::report::progress::ProgressView;
-use crate::report::terminal::{SummaryRow, summary};
 use crate::server::{TargetInfo, TargetServer};
 use crate::store::{RunInfo, StepRecord, Store};
 
@@ -256,7 +255,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     if plan.suite.runs_ibench() {
         print!(
             "{}",
-            crate::report::ibench_terminal::summary(&store.load_run(run_id)?)
+            crate::console::ibench_terminal::summary(&store.load_run(run_id)?)
         );
     }
     println!(
@@ -328,7 +327,7 @@ pub(super) fn summary_row(r: &StepRecord) -> SummaryRow {
         reported: r.info.reported,
         qps: r.qps,
         p99_us: r.latency.p99,
-        errors: r.errors,
+        errors: r.counts.errors,
         status: r.status.as_str().to_string(),
     }
 }

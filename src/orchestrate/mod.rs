@@ -20,8 +20,11 @@ pub mod sysbench;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::EXIT_INTERRUPTED;
 use crate::plan::Plan;
+
+/// Exit code for a run stopped by Ctrl-C (128 + SIGINT). Defined here, where
+/// a run stops, so `cli` imports `orchestrate` and never the reverse.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Set by Ctrl-C (SIGINT) or SIGTERM; every loop of a run watches it.
 static CANCEL: AtomicBool = AtomicBool::new(false);

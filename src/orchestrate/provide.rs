@@ -19,16 +19,16 @@ use crate::db::postgres::{PgConn, PgConnectOptions};
 use crate::plan::target::BinSource;
 use crate::plan::{Plan, TargetPlan, TargetSpec};
 use crate::server::TargetServer;
-use crate::server::install::{self, ClientChoice, VersionReq};
-use crate::server::mysql::{ManagedMyOptions, ManagedMysql, MyBinaries, find_binaries};
-use crate::server::mysql_target::MysqlTarget;
-use crate::server::pg_target::PostgresTarget;
+use crate::server::mysql::{
+    ManagedMyOptions, ManagedMysql, MyBinaries, MysqlTarget, find_binaries,
+};
+use crate::server::postgres::install::{self, ClientChoice, VersionReq};
 use crate::server::postgres::layers::{CheckedConfig, LayerInputs, check_layers};
 use crate::server::postgres::named::ConfigChoice;
 use crate::server::postgres::{
-    ManagedPgOptions, ManagedPostgres, PgBinaries, Preflight, find_bindir,
+    ManagedPgOptions, ManagedPostgres, PgBinaries, PostgresTarget, Preflight, find_bindir,
 };
-use crate::server::sqlite_target::{self, SqliteTarget};
+use crate::server::sqlite::{self as sqlite_target, SqliteTarget};
 use crate::workload::sysbench::load;
 
 /// A target after validation: what is needed to provide its server.

@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicBool;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::console::progress::ProgressView;
+use crate::console::terminal::SummaryRow;
 use crate::db::{Connector, DbError, Dialect};
 use crate::metrics::devices::devices_for_path;
 use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
 use crate::metrics::sizes::{database_bytes, dir_bytes};
-use crate::metrics::summary::{OpRates, Phase, StepHost, StepMetrics};
-use crate::report::progress::ProgressView;
-use crate::report::terminal::SummaryRow;
+use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
 use crate::store::{StepRecord, Store};
@@ -176,7 +176,7 @@ impl StepContext<'_> {
                 s => format!(
                     "  [{}: {} errors{}]",
                     s.as_str(),
-                    result.errors,
+                    result.counts.errors,
                     match (s, &result.failure) {
                         (StepStatus::Failed, Some(f)) => format!(": {f}"),
                         _ => result
@@ -194,7 +194,7 @@ impl StepContext<'_> {
             reported: info.reported,
             qps: line.rate,
             p99_us: result.latency().p99,
-            errors: result.errors,
+            errors: result.counts.errors,
             status: result.status.as_str().to_string(),
         });
         if result.status == StepStatus::Failed {
@@ -247,7 +247,7 @@ impl StepContext<'_> {
             reported: record.info.reported,
             qps: rate,
             p99_us: record.latency.p99,
-            errors: record.errors,
+            errors: record.counts.errors,
             status: record.status.as_str().to_string(),
         });
         Ok(StepResult {
@@ -255,11 +255,7 @@ impl StepContext<'_> {
             failure: record.failure.clone(),
             secs: record.secs,
             threads: record.threads,
-            events: record.events,
-            statements: record.statements,
-            rows: record.rows,
-            errors: record.errors,
-            retries: record.retries,
+            counts: record.counts,
             error_samples: record.error_samples.clone(),
             histogram: record.histogram()?,
             per_second: record.per_second.clone(),
@@ -322,7 +318,7 @@ impl StepContext<'_> {
         let datadir_bytes = datadir_bytes
             .map_err(|e| missing.insert("datadir_size".into(), e))
             .ok();
-        let mut metrics = StepMetrics::from_samples(
+        let mut metrics = HostCost::from_samples(
             &sampled.rows,
             sampled.ncpu,
             sampled.devices.clone(),

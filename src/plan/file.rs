@@ -158,31 +158,7 @@ pub fn apply(
         input.mysql_charset = Some(v);
     }
     if let Some(params) = file.params {
-        let o = &mut input.overrides;
-        macro_rules! param {
-            ($f:ident) => {
-                if o.$f.is_none() {
-                    o.$f = params.$f;
-                }
-            };
-        }
-        param!(tables);
-        param!(table_size);
-        param!(threads);
-        param!(read_secs);
-        param!(write_secs);
-        param!(warmup_secs);
-        param!(scan_warm_secs);
-        param!(postwrite_scale);
-        param!(seed);
-        param!(clients);
-        param!(rows_load);
-        param!(rows_l_i1);
-        param!(rows_l_i2);
-        param!(query_secs);
-        param!(insert_rates);
-        param!(wait_scale);
-        o.one_table |= params.one_table;
+        input.overrides.fill_from(params);
     }
     if let Some(set) = file.set {
         // The file's settings first, so -c on the command line wins.

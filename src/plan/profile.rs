@@ -4,19 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::knobs::Applies;
+pub use crate::knobs::Overrides;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::SysbenchParams;
-
-/// Copies each listed field of `$o` (an `Option`) into `$p` when given.
-macro_rules! override_fields {
-    ($p:ident, $o:ident, [$($f:ident),* $(,)?]) => {
-        $(
-            if let Some(v) = &$o.$f {
-                $p.$f = v.clone();
-            }
-        )*
-    };
-}
 
 /// The benchmark suites tidemark can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,38 +183,6 @@ impl Profile {
     }
 }
 
-/// Overrides of a profile's numbers, each `None` when not given.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Overrides {
-    pub tables: Option<u32>,
-    pub table_size: Option<u64>,
-    pub threads: Option<u32>,
-    pub read_secs: Option<f64>,
-    pub write_secs: Option<f64>,
-    pub warmup_secs: Option<f64>,
-    pub scan_warm_secs: Option<f64>,
-    pub postwrite_scale: Option<f64>,
-    /// The run seed (`--seed`); a new `tidemark run` without one draws a
-    /// fresh one ([`fresh_seed`]) and stores it with the run's plan, so
-    /// `--resume` keeps it.
-    pub seed: Option<u64>,
-    /// Insert Benchmark: clients (one table each).
-    pub clients: Option<u32>,
-    /// Insert Benchmark: rows per table in l.i0, l.i1, l.i2.
-    pub rows_load: Option<u64>,
-    pub rows_l_i1: Option<u64>,
-    pub rows_l_i2: Option<u64>,
-    /// Insert Benchmark: nominal seconds of each query step.
-    pub query_secs: Option<f64>,
-    /// Insert Benchmark: background insert rates of the query steps.
-    pub insert_rates: Option<Vec<u32>>,
-    /// Insert Benchmark: fraction of the wait after l.i2.
-    pub wait_scale: Option<f64>,
-    /// Insert Benchmark: all clients on one table.
-    pub one_table: bool,
-}
-
 /// A fresh run seed from the operating system's entropy, below 2^32 so
 /// it is short to type back as `--seed N`.
 pub fn fresh_seed() -> u64 {
@@ -233,21 +192,7 @@ pub fn fresh_seed() -> u64 {
 /// The sysbench numbers: the profile's, then the overrides, validated.
 pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<SysbenchParams, String> {
     let mut p = profile.sysbench();
-    override_fields!(
-        p,
-        o,
-        [
-            tables,
-            table_size,
-            threads,
-            read_secs,
-            write_secs,
-            warmup_secs,
-            scan_warm_secs,
-            postwrite_scale,
-            seed
-        ]
-    );
+    o.apply_to(Applies::Sysbench, &mut p);
     if p.tables == 0 {
         return Err("--tables must be at least 1".into());
     }
@@ -293,21 +238,7 @@ pub(super) fn ibench_params(
         }
         None => Profile::Quick.ibench().expect("quick has ibench sizes"),
     };
-    override_fields!(
-        p,
-        o,
-        [
-            clients,
-            rows_load,
-            rows_l_i1,
-            rows_l_i2,
-            query_secs,
-            insert_rates,
-            wait_scale,
-            seed
-        ]
-    );
-    p.one_table |= o.one_table;
+    o.apply_to(Applies::Ibench, &mut p);
     if !suite.runs_ibench() {
         return Ok(p);
     }
@@ -327,4 +258,43 @@ pub(super) fn ibench_params(
         return Err("--wait-scale must be zero or a positive factor".into());
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sysbench_knob_reaches_its_parameter() {
+        let o = Overrides {
+            tables: Some(2),
+            table_size: Some(30),
+            threads: Some(3),
+            read_secs: Some(1.5),
+            write_secs: Some(2.5),
+            warmup_secs: Some(0.0),
+            scan_warm_secs: Some(0.5),
+            postwrite_scale: Some(0.0),
+            seed: Some(7),
+            clients: Some(9),
+            ..Overrides::default()
+        };
+        let p = sysbench_params(Profile::Quick, &o).unwrap();
+        assert_eq!(
+            p,
+            SysbenchParams {
+                tables: 2,
+                table_size: 30,
+                threads: 3,
+                read_secs: 1.5,
+                write_secs: 2.5,
+                warmup_secs: 0.0,
+                scan_warm_secs: 0.5,
+                postwrite_scale: 0.0,
+                seed: 7,
+            }
+        );
+        let p = ibench_params(Suite::Sysbench, Profile::Quick, &o).unwrap();
+        assert_eq!((p.clients, p.seed, p.rows_load), (9, 7, 200_000));
+    }
 }

@@ -21,8 +21,8 @@
 
 use std::path::PathBuf;
 
-use crate::server::install::VersionReq;
 use crate::server::mysql::Flavor;
+use crate::server::postgres::install::VersionReq;
 use crate::server::postgres::named::{is_config_path, named_config, named_configs};
 
 /// Where a managed server's binaries come from.
@@ -241,7 +241,7 @@ fn config_known(flavor: Option<Flavor>, config: &str) -> bool {
 /// `sqlite:PATH[+CONFIG]`: a `+word` suffix without `/` or `.` is a config
 /// name; anything else belongs to the path.
 fn parse_sqlite(t: &str, rest: &str) -> Result<TargetSpec, String> {
-    use crate::server::sqlite_target::CONFIGS;
+    use crate::server::sqlite::CONFIGS;
     let (path, config) = match rest.rsplit_once('+') {
         Some((p, c)) if !c.contains('/') && !c.contains('.') => (p, Some(c.to_string())),
         _ => (rest, None),

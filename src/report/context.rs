@@ -9,7 +9,8 @@
 use serde::Serialize;
 
 use super::model::Column;
-use crate::metrics::host::HostFacts;
+use crate::knobs::{KnobDef, READ_SECS, TABLE_SIZE, TABLES, THREADS, WARMUP_SECS, WRITE_SECS};
+use crate::record::HostFacts;
 use crate::util::time::parse_rfc3339_utc;
 
 /// Facts about the compared runs and targets.
@@ -308,38 +309,40 @@ pub fn compare_settings(
     (common, differ)
 }
 
-/// A run's parameters in one line: the sysbench ones by name, anything else
-/// as `key=value`.
+/// A run's parameters in one line: the sysbench knobs by name (the stored
+/// parameters carry the [`crate::knobs`] names), anything else as
+/// `key=value`.
 pub fn workload_line(params: &serde_json::Value) -> String {
     let Some(map) = params.as_object() else {
         return String::new();
     };
-    let num = |k: &str| map.get(k).and_then(|v| v.as_f64());
+    let num = |k: KnobDef| map.get(k.name).and_then(|v| v.as_f64());
     let mut parts = Vec::new();
-    if let (Some(t), Some(r)) = (num("tables"), num("table_size")) {
+    if let (Some(t), Some(r)) = (num(TABLES), num(TABLE_SIZE)) {
         parts.push(format!(
             "{} × {} rows",
             plural(t, "table"),
             group_thousands(r as u64)
         ));
     }
-    if let Some(t) = num("threads") {
+    if let Some(t) = num(THREADS) {
         parts.push(plural(t, "thread"));
     }
-    if let (Some(r), Some(w)) = (num("read_secs"), num("write_secs")) {
+    if let (Some(r), Some(w)) = (num(READ_SECS), num(WRITE_SECS)) {
         parts.push(format!("read {} s / write {} s", short(r), short(w)));
     }
-    if let Some(w) = num("warmup_secs") {
+    if let Some(w) = num(WARMUP_SECS) {
         parts.push(format!("warm-up {} s", short(w)));
     }
     let known = [
-        "tables",
-        "table_size",
-        "threads",
-        "read_secs",
-        "write_secs",
-        "warmup_secs",
-    ];
+        TABLES,
+        TABLE_SIZE,
+        THREADS,
+        READ_SECS,
+        WRITE_SECS,
+        WARMUP_SECS,
+    ]
+    .map(|k| k.name);
     for (k, v) in map {
         if !known.contains(&k.as_str()) {
             parts.push(param_text(k, v));

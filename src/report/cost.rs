@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::metrics::summary::{OpRates, StepMetrics};
+use crate::record::{HostCost, OpRates};
 use crate::store::StepRecord;
 
 /// The host-side metrics of one step, named as the reference names them
@@ -58,7 +58,7 @@ pub fn host_metrics_of(step: &StepRecord) -> StepHostMetrics {
 }
 
 /// The report's columns of a stored hardware summary.
-pub fn host_metrics(m: &StepMetrics) -> StepHostMetrics {
+pub fn host_metrics(m: &HostCost) -> StepHostMetrics {
     let avg = m.avg.as_ref();
     let disk = avg.and_then(|a| a.disk.as_ref());
     let p = &m.per_op;
@@ -161,11 +161,11 @@ pub fn sysbench_cost(step: &StepRecord) -> Vec<Option<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::{DiskRates, HostAverages, PerOp};
+    use crate::record::{DiskRates, HostAverages, PerOp};
 
     #[test]
     fn the_stored_summary_fills_the_columns_and_missing_stays_none() {
-        let m = StepMetrics {
+        let m = HostCost {
             ncpu: 2,
             rates: Some(OpRates::inserts(500.0)),
             avg: Some(HostAverages {
@@ -189,7 +189,7 @@ mod tests {
                 ..PerOp::default()
             },
             db_bytes: Some(2 * 1024 * 1024 * 1024),
-            ..StepMetrics::default()
+            ..HostCost::default()
         };
         let h = host_metrics(&m);
         assert_eq!(h.basis.as_deref(), Some("ips"));
@@ -201,7 +201,7 @@ mod tests {
         // Not measured: n/a, never zero.
         assert_eq!((h.server_cpu_us_per_op, h.rpq), (None, None));
         assert_eq!(per_what(h.basis.as_deref()), "per inserted row");
-        let bare = host_metrics(&StepMetrics::default());
+        let bare = host_metrics(&HostCost::default());
         assert_eq!(bare, StepHostMetrics::default());
     }
 }

@@ -1,5 +1,5 @@
-//! Writing a report's files into its directory: `index.html`, `report.md`,
-//! `report.json` and `report.csv`.
+//! Writing a report's files into its directory, one per [`Renderer`]:
+//! `index.html`, `report.md`, `report.json` and `report.csv`.
 //!
 //! A report directory is tidemark's own: it carries a marker file, and a
 //! directory that has other content and no marker is refused rather than
@@ -11,19 +11,23 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 
 use super::model::{Report, ReportOptions, build};
+use super::render::{self, Renderer};
 use super::select::{Selection, select};
-use super::{export, html, markdown};
 use crate::store::Store;
 
 /// The file that marks a directory as written by `tidemark report`.
 pub const MARKER: &str = ".tidemark-report";
 
-/// The files of a report, in the order they are written.
-pub const FILES: [&str; 4] = ["index.html", "report.md", "report.json", "report.csv"];
-
-/// Writes `report` into `dir` (created if needed); returns the path of its
-/// `index.html`.
+/// Writes `report` in every format ([`render::ALL`]) into `dir` (created
+/// if needed); returns the path of its `index.html`.
 pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
+    write_formats(dir, report, &render::ALL)?;
+    Ok(dir.join("index.html"))
+}
+
+/// Writes `report` into `dir` (created if needed): each (file name,
+/// renderer) of `formats`, in their order.
+pub fn write_formats(dir: &Path, report: &Report, formats: &[(&str, &dyn Renderer)]) -> Result<()> {
     if dir.exists() {
         if !dir.is_dir() {
             bail!(
@@ -44,21 +48,19 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let contents = [
-        html::render(report),
-        markdown::render(report),
-        export::to_json(report)?,
-        export::to_csv(report),
-    ];
+    let contents = formats
+        .iter()
+        .map(|(_, r)| r.render(report))
+        .collect::<Result<Vec<String>>>()?;
     put(
         dir,
         MARKER,
         "written by tidemark report; the files here are replaced on the next report\n",
     )?;
-    for (name, text) in FILES.iter().zip(&contents) {
+    for ((name, _), text) in formats.iter().zip(&contents) {
         put(dir, name, text)?;
     }
-    Ok(dir.join("index.html"))
+    Ok(())
 }
 
 fn put(dir: &Path, name: &str, text: &str) -> Result<()> {

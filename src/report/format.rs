@@ -92,7 +92,7 @@ pub fn gib(bytes: u64) -> String {
 /// One line about the host a run ran on: name, CPU, cores, memory, OS,
 /// kernel and the data directory's device and filesystem; with
 /// `disk_kind`, also whether that device is rotational.
-pub fn host_line(h: &crate::metrics::host::HostFacts, disk_kind: bool) -> String {
+pub fn host_line(h: &crate::record::HostFacts, disk_kind: bool) -> String {
     let mut s = format!(
         "{}: {}, {} cores, {} RAM, {}, kernel {}",
         h.hostname,

@@ -16,8 +16,7 @@ pub use super::ibench_input::{
     IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step,
 };
 use super::model::{Band, Bands, Column, relative};
-use crate::metrics::summary::BASIS_QUERIES;
-use crate::runner::result::StepStatus;
+use crate::record::{self, BASIS_QUERIES, StepStatus};
 use crate::stats::Interval;
 
 /// The steps in the reference's order.
@@ -25,9 +24,7 @@ pub const IBENCH_STEPS: [&str; 10] = [
     "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
 
-/// A query step misses its SLA when its background insert rate is below
-/// this fraction of the target.
-pub const SLA_FRACTION: f64 = 0.95;
+pub use crate::record::ibench::{SLA_FRACTION, sla_failed};
 
 /// The per-step metrics row's columns (reference C.1; `dbgb` is the
 /// database size, `rss` the server's resident memory in GB, `maxop` the
@@ -47,11 +44,6 @@ pub fn is_query_step(step: &str) -> bool {
 /// `qr100`).
 pub fn per_client_insert_rate(step: &str) -> Option<f64> {
     step.get(2..)?.parse::<u32>().ok().map(f64::from)
-}
-
-/// Whether an achieved background insert rate misses its target.
-pub fn sla_failed(achieved: f64, target: f64) -> bool {
-    target > 0.0 && achieved < SLA_FRACTION * target
 }
 
 /// Colour of a throughput cell (reference C.2).
@@ -98,9 +90,12 @@ pub fn throughput_shades(values: &[Option<f64>], failed: &[bool]) -> Vec<Option<
 }
 
 /// How evenly the clients of a fixed-work step finished (the seeds'
-/// fairness table).
+/// fairness table): a row of [`record::ibench::Fairness`] with the clients
+/// counted.
+///
+/// [`record::ibench::Fairness`]: crate::record::ibench::Fairness
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Fairness {
+pub struct FairnessRow {
     pub clients: usize,
     /// Seconds until the first client finished.
     pub min_time: f64,
@@ -112,24 +107,16 @@ pub struct Fairness {
     pub pct: f64,
 }
 
-/// Fairness from the clients' finish times; `None` without a positive one.
-pub fn fairness(finish_secs: &[f64]) -> Option<Fairness> {
-    let times: Vec<f64> = finish_secs
-        .iter()
-        .copied()
-        .filter(|t| t.is_finite())
-        .collect();
-    let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = times.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if times.is_empty() || min <= 0.0 {
-        return None;
-    }
-    Some(Fairness {
-        clients: times.len(),
-        min_time: min,
-        max_time: max,
-        diff: max - min,
-        pct: (max - min) / min * 100.0,
+/// Fairness from the clients' finish times (the one rule,
+/// [`crate::record::ibench::fairness`]); `None` without a positive one.
+pub fn fairness(finish_secs: &[f64]) -> Option<FairnessRow> {
+    let clients: Vec<(u32, f64)> = (1..).zip(finish_secs.iter().copied()).collect();
+    record::ibench::fairness(&clients).map(|f| FairnessRow {
+        clients: f.clients.len(),
+        min_time: f.min_time,
+        max_time: f.max_time,
+        diff: f.diff,
+        pct: f.pct,
     })
 }
 
@@ -159,7 +146,7 @@ pub struct IbenchSection {
     /// The target rate of each query step (the table's last row).
     pub background_targets: Vec<Option<f64>>,
     /// One table per step: the metrics row of each target.
-    pub metrics: Vec<StepMetrics>,
+    pub metrics: Vec<MetricsTable>,
     /// One table per step with at least two clients.
     pub fairness: Vec<FairnessTable>,
     /// Labels of the response-time buckets.
@@ -213,7 +200,7 @@ pub struct BackgroundCell {
 
 /// The metrics rows of one step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepMetrics {
+pub struct MetricsTable {
     pub step: String,
     /// What the per-operation columns divide by (C.1), from the stored
     /// basis, e.g. "rpq, rkbpq, cspq, cpupq per query; wpi, wkbpi per
@@ -227,7 +214,7 @@ pub struct StepMetrics {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FairnessTable {
     pub step: String,
-    pub rows: Vec<(String, Fairness)>,
+    pub rows: Vec<(String, FairnessRow)>,
 }
 
 /// Response times of one step, per target and role.
@@ -389,7 +376,7 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
     let mut response_times = Vec::new();
     let mut series = Vec::new();
     for s in &steps {
-        let mut m = StepMetrics {
+        let mut m = MetricsTable {
             step: s.clone(),
             per: String::new(),
             rows: Vec::new(),

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::cost::{StepHostMetrics, host_metrics_of};
 use super::ibench::{is_query_step, per_client_insert_rate};
-use crate::runner::result::{LatencySummary, StepStatus};
+use crate::record::{LatencySummary, StepStatus};
 use crate::store::StepRecord;
 
 /// What one step measured.
@@ -108,11 +108,10 @@ pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
         return input_from_generic_step(s);
     }
     let query = is_query_step(&s.info.name);
-    let metric = |k: &str| s.metrics.as_ref().and_then(|m| m.get(k)?.as_f64());
-    let insert_target = s
-        .metrics
+    let metrics = s.ibench_metrics();
+    let insert_target = metrics
         .as_ref()
-        .and_then(|m| m.get("sla")?.get("target_ips")?.as_f64())
+        .and_then(|m| Some(m.sla.as_ref()?.target_ips))
         .or_else(|| generic_insert_target(s));
     // The reference's three histograms (and l.x's); the id reads are not one.
     let roles = s
@@ -180,8 +179,8 @@ pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
     IbenchStepInput {
         step: s.info.name.clone(),
         status: s.status,
-        ips: metric("ips"),
-        qps: if query { metric("qps") } else { None },
+        ips: metrics.as_ref().map(|m| m.ips),
+        qps: metrics.as_ref().filter(|_| query).map(|m| m.qps),
         insert_target: if query { insert_target } else { None },
         client_finish_secs: s.clients.iter().map(|c| c.finish_secs).collect(),
         roles,
@@ -246,8 +245,8 @@ fn input_from_generic_step(s: &StepRecord) -> IbenchStepInput {
             .iter()
             .map(|p| IbenchSecond {
                 sec: p.sec,
-                ips: (!query).then_some(p.rows as f64),
-                qps: query.then_some(p.events as f64),
+                ips: (!query).then_some(p.counts.rows as f64),
+                qps: query.then_some(p.counts.events as f64),
                 max_rt_us: Some(p.max_latency_us),
             })
             .collect(),

@@ -2,7 +2,7 @@
 //! inputs (the suite's stored runs come later).
 
 use super::*;
-use crate::runner::result::{LatencySummary, new_histogram};
+use crate::record::{LatencySummary, new_histogram};
 
 fn step(name: &str, ips: Option<f64>, qps: Option<f64>, target: Option<f64>) -> IbenchStepInput {
     IbenchStepInput {

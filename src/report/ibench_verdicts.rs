@@ -30,9 +30,10 @@ fn measurements(c: &Column<'_>, step: &str) -> Vec<(u32, f64, Vec<f64>)> {
     c.repetitions
         .iter()
         .filter_map(|t| {
-            let s = t.steps.iter().find(|s| {
-                s.info.reported && s.info.suite == "ibench" && s.info.name == step
-            })?;
+            let s = t
+                .steps
+                .iter()
+                .find(|s| s.info.reported && s.info.suite == "ibench" && s.info.name == step)?;
             if !matches!(s.status, StepStatus::Ok | StepStatus::Errors) {
                 return None;
             }

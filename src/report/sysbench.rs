@@ -11,10 +11,9 @@ use serde::Serialize;
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 use super::format;
 use super::model::{Band, Column, ReportOptions, relative, round2};
-use crate::runner::result::StepStatus;
+use crate::record::{Group, StepStatus};
 use crate::stats::{Interval, Measured, Method, Verdict, VerdictCounts, ratio_interval, verdict};
 use crate::store::StepRecord;
-use crate::workload::Group;
 
 /// Everything the report says about sysbench tests.
 #[derive(Clone, Debug, Serialize)]
@@ -279,7 +278,10 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
 
 /// Per-second QPS of a step (statements per measured second).
 fn qps_series(s: &StepRecord) -> Vec<f64> {
-    s.per_second.iter().map(|x| x.statements as f64).collect()
+    s.per_second
+        .iter()
+        .map(|x| x.counts.statements as f64)
+        .collect()
 }
 
 /// One target's measurements of a test: the comparable repetitions, or
@@ -329,7 +331,11 @@ fn measured(v: &[(u32, f64, Vec<f64>)]) -> Vec<Measured<'_>> {
 }
 
 /// The interval and verdict on `other / base` of one measure.
-pub(super) fn compare(base: &Series, other: &Series, min_effect: f64) -> (Option<Interval>, Verdict) {
+pub(super) fn compare(
+    base: &Series,
+    other: &Series,
+    min_effect: f64,
+) -> (Option<Interval>, Verdict) {
     let iv = ratio_interval(&measured(base), &measured(other));
     (iv, verdict(iv.as_ref(), min_effect))
 }
@@ -452,7 +458,7 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
                 interval,
                 verdict: verdict_qps,
                 status: first.status.as_str(),
-                errors: m.steps.iter().map(|(_, s)| s.errors).sum(),
+                errors: m.steps.iter().map(|(_, s)| s.counts.errors).sum(),
                 p99_us: m
                     .steps
                     .iter()

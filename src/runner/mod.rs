@@ -16,7 +16,7 @@
 mod drive;
 mod monitor;
 pub mod pace;
-pub mod result;
+pub use crate::record::step as result;
 pub mod roles;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,7 +30,7 @@ use drive::{Counters, LoopRules, MAX_ERROR_SAMPLES, ThreadEnd, drive};
 pub use drive::{Gate, Peers};
 use monitor::{ThreadSecond, Watch, monitor};
 pub use result::{
-    ClientResult, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
+    ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
 pub use roles::{RolesPlan, ThreadPlan, run_roles};
 
@@ -254,11 +254,7 @@ pub(crate) fn sum_seconds(
             };
             for (i, t) in row.iter().enumerate().filter(|(i, _)| pick(*i)) {
                 let _ = i;
-                s.events += t.events;
-                s.statements += t.statements;
-                s.rows += t.rows;
-                s.errors += t.errors;
-                s.retries += t.retries;
+                s.counts.add(&t.counts);
                 s.max_latency_us = s.max_latency_us.max(t.max_latency_us);
             }
             s
@@ -297,9 +293,9 @@ fn assemble(
         clients.push(e.result);
     }
     let totals = clients.iter().fold(SecondSample::default(), |mut t, c| {
-        t.events += c.events;
-        t.statements += c.statements;
-        t.errors += c.errors;
+        t.counts.events += c.events;
+        t.counts.statements += c.statements;
+        t.counts.errors += c.errors;
         t
     });
     let interrupted = cancel.load(Ordering::Relaxed);
@@ -323,7 +319,7 @@ fn assemble(
             StepStatus::Interrupted,
             Some("interrupted by the user".to_string()),
         )
-    } else if totals.errors > 0 {
+    } else if totals.counts.errors > 0 {
         (StepStatus::Errors, None)
     } else {
         (StepStatus::Ok, None)
@@ -333,11 +329,13 @@ fn assemble(
         failure,
         secs,
         threads,
-        events: totals.events,
-        statements: totals.statements,
-        rows,
-        errors: totals.errors,
-        retries,
+        counts: Counts {
+            events: totals.counts.events,
+            statements: totals.counts.statements,
+            rows,
+            errors: totals.counts.errors,
+            retries,
+        },
         error_samples,
         histogram,
         per_second,

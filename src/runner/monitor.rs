@@ -7,15 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::Progress;
 use super::drive::Counters;
+use crate::record::Counts;
 
 /// One thread's counters for one second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ThreadSecond {
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    pub counts: Counts,
     pub max_latency_us: u64,
     pub max_intended_us: u64,
     pub max_behind_us: u64,
@@ -23,7 +20,7 @@ pub(crate) struct ThreadSecond {
 
 impl ThreadSecond {
     pub fn is_empty(&self) -> bool {
-        self.events + self.errors + self.retries == 0
+        self.counts.events + self.counts.errors + self.counts.retries == 0
     }
 }
 
@@ -40,18 +37,9 @@ pub(crate) struct Watch<'a> {
     pub abort: Option<&'a AtomicBool>,
 }
 
-/// Running totals of one thread, as last read.
-#[derive(Clone, Copy, Default)]
-struct Totals {
-    events: u64,
-    statements: u64,
-    rows: u64,
-    errors: u64,
-    retries: u64,
-}
-
-fn read(c: &Counters) -> Totals {
-    Totals {
+/// The running totals of one thread.
+fn read(c: &Counters) -> Counts {
+    Counts {
         events: c.events.load(Ordering::Relaxed),
         statements: c.statements.load(Ordering::Relaxed),
         rows: c.rows.load(Ordering::Relaxed),
@@ -69,7 +57,7 @@ pub(crate) fn monitor(
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Vec<Vec<ThreadSecond>> {
     let mut seconds = Vec::new();
-    let mut prev: Vec<Totals> = vec![Totals::default(); counters.len()];
+    let mut prev: Vec<Counts> = vec![Counts::default(); counters.len()];
     let mut next = w.start + Duration::from_secs(1);
     let all_ended = || counters.iter().all(|c| c.ended.load(Ordering::Acquire));
     let stopping =
@@ -98,11 +86,7 @@ pub(crate) fn monitor(
             for (c, p) in counters.iter().zip(prev.iter_mut()) {
                 let t = read(c);
                 row.push(ThreadSecond {
-                    events: t.events - p.events,
-                    statements: t.statements - p.statements,
-                    rows: t.rows - p.rows,
-                    errors: t.errors - p.errors,
-                    retries: t.retries - p.retries,
+                    counts: t.since(p),
                     max_latency_us: c.max_latency_us.swap(0, Ordering::Relaxed),
                     max_intended_us: c.max_intended_us.swap(0, Ordering::Relaxed),
                     max_behind_us: c.max_behind_us.swap(0, Ordering::Relaxed),

@@ -18,7 +18,7 @@ use super::drive::{Counters, Gate, LoopRules, MAX_ERROR_SAMPLES, Peers, ThreadEn
 use super::monitor::{ThreadSecond, Watch, monitor};
 use super::pace::Pacer;
 use super::result::{
-    ClientResult, RoleClient, RoleResult, RoleSecond, StepResult, StepStatus, new_histogram,
+    ClientResult, Counts, RoleClient, RoleResult, RoleSecond, StepResult, StepStatus, new_histogram,
 };
 use super::{ClientWork, Progress, StartGate, sum_seconds};
 use crate::db::{Connector, DbError};
@@ -205,11 +205,7 @@ fn assemble(
         .map(|(i, name)| RoleResult {
             role: name.clone(),
             threads: 0,
-            events: 0,
-            statements: 0,
-            rows: 0,
-            errors: 0,
-            retries: 0,
+            counts: Counts::default(),
             target_rate: specs.iter().find(|s| s.role == i).and_then(|s| s.pace),
             histogram: new_histogram(),
             intended: None,
@@ -223,12 +219,15 @@ fn assemble(
     let mut clients: Vec<ClientResult> = Vec::new();
     for (s, e) in specs.iter().zip(&ends) {
         let r = &mut role_results[s.role];
+        let counts = Counts {
+            events: e.result.events,
+            statements: e.result.statements,
+            rows: e.rows,
+            errors: e.result.errors,
+            retries: e.retries,
+        };
         r.threads += 1;
-        r.events += e.result.events;
-        r.statements += e.result.statements;
-        r.rows += e.rows;
-        r.errors += e.result.errors;
-        r.retries += e.retries;
+        r.counts.add(&counts);
         r.cpu_secs += e.cpu_secs;
         let _ = r.histogram.add(&e.histogram);
         if let Some(h) = &e.intended {
@@ -237,11 +236,7 @@ fn assemble(
         }
         r.clients.push(RoleClient {
             client: s.client,
-            events: e.result.events,
-            statements: e.result.statements,
-            rows: e.rows,
-            errors: e.result.errors,
-            retries: e.retries,
+            counts,
             finish_secs: e.result.finish_secs,
             max_behind_us: e.max_behind_us,
             late_events: e.late_events,
@@ -281,10 +276,10 @@ fn assemble(
             role_results[s.role].per_second.push(RoleSecond {
                 client: s.client,
                 sec: sec as u32,
-                events: t.events,
-                rows: t.rows,
-                errors: t.errors,
-                retries: t.retries,
+                events: t.counts.events,
+                rows: t.counts.rows,
+                errors: t.counts.errors,
+                retries: t.counts.retries,
                 max_latency_us: t.max_latency_us,
                 max_intended_us: t.max_intended_us,
                 max_behind_us: t.max_behind_us,
@@ -297,11 +292,11 @@ fn assemble(
     let per_second = sum_seconds(seconds, |_| true);
     let total = |f: fn(&RoleResult) -> u64| role_results.iter().map(f).sum::<u64>();
     let (events, statements, rows, errors, retries) = (
-        total(|r| r.events),
-        total(|r| r.statements),
-        total(|r| r.rows),
-        total(|r| r.errors),
-        total(|r| r.retries),
+        total(|r| r.counts.events),
+        total(|r| r.counts.statements),
+        total(|r| r.counts.rows),
+        total(|r| r.counts.errors),
+        total(|r| r.counts.retries),
     );
     let (status, failure) = if let Some(f) = fatal {
         (StepStatus::Failed, Some(f))
@@ -324,11 +319,13 @@ fn assemble(
         failure,
         secs,
         threads: specs.len() as u32,
-        events,
-        statements,
-        rows,
-        errors,
-        retries,
+        counts: Counts {
+            events,
+            statements,
+            rows,
+            errors,
+            retries,
+        },
         error_samples,
         histogram,
         per_second,

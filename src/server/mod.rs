@@ -4,50 +4,30 @@
 
 pub mod account;
 pub mod datadir;
-pub mod install;
 pub mod lifecycle;
+pub mod managed;
 pub mod mysql;
-pub mod mysql_target;
-pub mod pg_target;
 pub mod postgres;
 pub mod process;
-pub mod sqlite_target;
+pub mod sqlite;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::db::{Connector, Dialect};
 
-use serde::{Deserialize, Serialize};
-
 /// The server size profiles each family ships config files for; every
 /// benchmark profile maps to one of them (`Profile::server_size`).
 pub const SERVER_SIZES: &[&str] = &["quick", "small", "large"];
 
-/// What the store records about the server a target ran on.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TargetInfo {
-    /// The target spec as the user wrote it (`pg@system`, `postgres://…`).
-    pub spec: String,
-    /// Short label for tables (`pg15.quick`).
-    pub label: String,
-    /// `postgres`, `mariadb`, `mysql` or `sqlite`.
-    pub dbms: String,
-    /// What the server says it is (`SELECT version()`).
-    pub version: String,
-    /// The numeric version, e.g. `15.18`.
-    pub version_number: String,
-    /// Named config, if any (`quick`, `cx10b`).
-    pub config_name: Option<String>,
-    /// The configuration file text tidemark wrote (empty for external servers).
-    pub config_text: String,
-    /// Effective non-default settings, name → value, as the server reports them.
-    pub settings: Vec<(String, String)>,
-    /// Whether tidemark started this server (false: an external URL).
-    pub managed: bool,
-    /// Where the binaries came from, the data dir, and other facts.
-    pub extra: serde_json::Value,
+/// The one of a family's size files (`quick`, `small`, `large`: in
+/// [`SERVER_SIZES`] order) that `profile` names; `None` for another name.
+pub fn size_file<'a>(profile: &str, files: [&'a str; 3]) -> Option<&'a str> {
+    let at = SERVER_SIZES.iter().position(|size| *size == profile)?;
+    Some(files[at])
 }
+
+pub use crate::record::TargetInfo;
 
 /// A target's server as the rest of a run sees it, however it was
 /// provided: started by tidemark, reached by URL, or an embedded library.

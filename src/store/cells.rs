@@ -14,7 +14,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::write::bind_target;
 use super::{StepRecord, Store};
-use crate::server::TargetInfo;
+use crate::record::TargetInfo;
 
 /// Step statuses that count as measured.
 pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
@@ -139,7 +139,7 @@ impl Store {
 mod tests {
     use super::super::tests::{plans, run_info, step_info, step_result, target};
     use super::*;
-    use crate::runner::result::StepStatus;
+    use crate::record::StepStatus;
 
     #[test]
     fn repetitions_are_stored_and_cells_found() {

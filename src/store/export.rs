@@ -15,10 +15,9 @@ use serde::ser::SerializeMap;
 
 use super::hw_columns::{HW_NUMERIC, HW_TEXT, numeric_values, text_values};
 use super::{RoleRecord, RunRecord, SCHEMA_VERSION, StepRecord, Store, TargetRecord};
-use crate::metrics::host::HostFacts;
-use crate::metrics::summary::HostSecond;
-use crate::runner::result::{ClientResult, LatencySummary, SecondSample, StepStatus};
-use crate::workload::Group;
+use crate::record::{
+    ClientResult, Counts, Group, HostFacts, HostSecond, LatencySummary, SecondSample, StepStatus,
+};
 
 /// The runs to export: `run`, or all of them, oldest first.
 fn load(store: &Store, run: Option<i64>) -> Result<Vec<RunRecord>> {
@@ -108,11 +107,8 @@ struct JsonStep<'a> {
     error_samples: &'a [String],
     secs: f64,
     threads: u32,
-    events: u64,
-    statements: u64,
-    rows: u64,
-    errors: u64,
-    retries: u64,
+    #[serde(flatten)]
+    counts: Counts,
     qps: f64,
     tps: f64,
     rows_per_sec: f64,
@@ -210,11 +206,7 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
             error_samples: &s.error_samples,
             secs: s.secs,
             threads: s.threads,
-            events: s.events,
-            statements: s.statements,
-            rows: s.rows,
-            errors: s.errors,
-            retries: s.retries,
+            counts: s.counts,
             qps: s.qps,
             tps: s.tps,
             rows_per_sec: s.rows_per_sec,
@@ -319,11 +311,11 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
                     s.started_at.clone(),
                     s.secs.to_string(),
                     s.threads.to_string(),
-                    s.events.to_string(),
-                    s.statements.to_string(),
-                    s.rows.to_string(),
-                    s.errors.to_string(),
-                    s.retries.to_string(),
+                    s.counts.events.to_string(),
+                    s.counts.statements.to_string(),
+                    s.counts.rows.to_string(),
+                    s.counts.errors.to_string(),
+                    s.counts.retries.to_string(),
                     s.qps.to_string(),
                     s.tps.to_string(),
                     s.rows_per_sec.to_string(),

@@ -7,7 +7,7 @@
 //! processes read from storage per operation). Shared by the JSON and CSV
 //! exports so both spell them the same.
 
-use crate::metrics::summary::StepMetrics;
+use crate::record::HostCost;
 
 /// Numeric summary columns, in export order.
 pub const HW_NUMERIC: [&str; 45] = [
@@ -64,7 +64,7 @@ pub const HW_TEXT: [&str; 3] = ["rate_basis", "devices", "hw_missing"];
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// The numeric columns' values; `None` where the metric is missing.
-pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 45] {
+pub fn numeric_values(m: &HostCost) -> [Option<f64>; 45] {
     let a = m.avg.as_ref();
     let d = a.and_then(|a| a.disk.as_ref());
     let p = &m.per_op;
@@ -121,7 +121,7 @@ pub fn numeric_values(m: &StepMetrics) -> [Option<f64>; 45] {
 
 /// The text columns' values: the rate's basis, the watched devices
 /// (`+`-separated) and the missing groups as `group: reason; …`.
-pub fn text_values(m: &StepMetrics) -> [String; 3] {
+pub fn text_values(m: &HostCost) -> [String; 3] {
     [
         m.rates
             .as_ref()
@@ -138,7 +138,7 @@ pub fn text_values(m: &StepMetrics) -> [String; 3] {
 
 /// The summary as a JSON object: every numeric column (null when
 /// missing), `rate_basis`, `ncpu`, `devices` and `missing` (group → reason).
-pub fn json_object(m: &StepMetrics) -> serde_json::Value {
+pub fn json_object(m: &HostCost) -> serde_json::Value {
     let mut obj = serde_json::Map::new();
     for (name, value) in HW_NUMERIC.iter().zip(numeric_values(m)) {
         obj.insert(
@@ -164,13 +164,13 @@ pub fn json_object(m: &StepMetrics) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::summary::{DiskRates, HostAverages, OpRates, PerOp};
+    use crate::record::{DiskRates, HostAverages, OpRates, PerOp};
 
     #[test]
     fn names_are_unique_and_values_line_up() {
         let mut seen = std::collections::HashSet::new();
         assert!(HW_NUMERIC.iter().chain(&HW_TEXT).all(|c| seen.insert(*c)));
-        let m = StepMetrics {
+        let m = HostCost {
             ncpu: 2,
             devices: vec!["vda".into()],
             rates: Some(OpRates::queries(1000.0)),
@@ -188,7 +188,7 @@ mod tests {
                 ..PerOp::default()
             },
             db_bytes: Some(3 * 1024 * 1024 * 1024),
-            ..StepMetrics::default()
+            ..HostCost::default()
         };
         let v = numeric_values(&m);
         let at = |name: &str| v[HW_NUMERIC.iter().position(|c| *c == name).unwrap()];

@@ -13,10 +13,10 @@
 
 pub mod cells;
 pub mod export;
-mod host;
+mod host_rows;
 pub mod hw_columns;
 pub mod read;
-pub mod roles;
+pub mod role_rows;
 pub mod schema;
 pub mod write;
 
@@ -29,11 +29,11 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use rusqlite::{Connection, OpenFlags};
 
-use crate::metrics::host::HostFacts;
+use crate::record::HostFacts;
 
 pub use export::{export_csv, export_json};
 pub use read::{RunRecord, RunSummary, StepRecord, TargetRecord, format_runs_table};
-pub use roles::RoleRecord;
+pub use role_rows::RoleRecord;
 pub use schema::SCHEMA_VERSION;
 pub use write::{decode_histogram, encode_histogram};
 

@@ -13,15 +13,12 @@ use rusqlite::{OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 
 use super::Store;
-use super::roles::RoleRecord;
+use super::role_rows::RoleRecord;
 use super::write::decode_histogram;
-use crate::metrics::host::HostFacts;
-use crate::metrics::summary::StepHost;
-use crate::runner::result::{
-    ClientResult, LatencySummary, SecondSample, StepStatus, new_histogram,
+use crate::record::{
+    ClientResult, Counts, Group, HostFacts, IbenchMetrics, LatencySummary, SecondSample, StepHost,
+    StepInfo, StepStatus, TargetInfo, new_histogram,
 };
-use crate::server::TargetInfo;
-use crate::workload::{Group, StepInfo};
 
 /// One line of the `runs` listing.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,11 +85,7 @@ pub struct StepRecord {
     /// Length of the measured interval, seconds.
     pub secs: f64,
     pub threads: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    pub counts: Counts,
     /// Statements per second.
     pub qps: f64,
     /// Events per second.
@@ -130,9 +123,17 @@ impl StepRecord {
         }
     }
 
+    /// The Insert Benchmark metrics stored with the step, read as the
+    /// record type; `None` for steps without them (other suites, steps
+    /// whose clients never started).
+    pub fn ibench_metrics(&self) -> Option<IbenchMetrics> {
+        serde_json::from_value(self.metrics.clone()?).ok()
+    }
+
     /// Client CPU microseconds per statement, if any statement ran.
     pub fn client_cpu_us_per_statement(&self) -> Option<f64> {
-        (self.statements > 0).then(|| self.client_cpu_secs * 1e6 / self.statements as f64)
+        (self.counts.statements > 0)
+            .then(|| self.client_cpu_secs * 1e6 / self.counts.statements as f64)
     }
 }
 
@@ -249,11 +250,7 @@ impl Store {
             .query_map([step.id], |r| {
                 Ok(SecondSample {
                     sec: r.get("sec")?,
-                    events: get_u64(r, "events")?,
-                    statements: get_u64(r, "statements")?,
-                    rows: get_u64(r, "rows")?,
-                    errors: get_u64(r, "errors")?,
-                    retries: get_u64(r, "retries")?,
+                    counts: get_counts(r)?,
                     max_latency_us: get_u64(r, "max_latency_us")?,
                 })
             })?
@@ -280,8 +277,8 @@ impl Store {
         step.plans = stmt
             .query_map([step.id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        step.roles = super::roles::load_roles(&self.conn, step.id)?;
-        step.host = super::host::load(&self.conn, step.id)?;
+        step.roles = super::role_rows::load_roles(&self.conn, step.id)?;
+        step.host = super::host_rows::load(&self.conn, step.id)?;
         Ok(())
     }
 }
@@ -341,11 +338,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         failure: r.get("failure")?,
         secs: r.get("secs")?,
         threads: r.get("threads")?,
-        events: get_u64(r, "events")?,
-        statements: get_u64(r, "statements")?,
-        rows: get_u64(r, "rows")?,
-        errors: get_u64(r, "errors")?,
-        retries: get_u64(r, "retries")?,
+        counts: get_counts(r)?,
         qps: r.get("qps")?,
         tps: r.get("tps")?,
         rows_per_sec: r.get("rows_per_sec")?,
@@ -379,6 +372,18 @@ pub(super) fn get_latency(r: &Row<'_>) -> rusqlite::Result<LatencySummary> {
         p99: get_u64(r, "lat_p99_us")?,
         p999: get_u64(r, "lat_p999_us")?,
         max: get_u64(r, "lat_max_us")?,
+    })
+}
+
+/// The five count columns (`events`, `statements`, `rows`, `errors`,
+/// `retries`) every table of counts has.
+pub(super) fn get_counts(r: &Row<'_>) -> rusqlite::Result<Counts> {
+    Ok(Counts {
+        events: get_u64(r, "events")?,
+        statements: get_u64(r, "statements")?,
+        rows: get_u64(r, "rows")?,
+        errors: get_u64(r, "errors")?,
+        retries: get_u64(r, "retries")?,
     })
 }
 

@@ -79,7 +79,7 @@ CREATE TABLE steps (
     reported           INTEGER NOT NULL CHECK (reported IN (0, 1)),
     note               TEXT,
     params_json        TEXT NOT NULL,
-    status             TEXT NOT NULL,        -- runner::result::StepStatus::as_str
+    status             TEXT NOT NULL,        -- record::StepStatus::as_str
     failure            TEXT,
     started_at         TEXT NOT NULL,        -- RFC 3339 UTC
     secs               REAL NOT NULL,        -- measured interval

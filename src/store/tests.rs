@@ -5,10 +5,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::metrics::host::StorageFacts;
-use crate::runner::result::{ClientResult, SecondSample, StepResult, StepStatus, new_histogram};
-use crate::server::TargetInfo;
-use crate::workload::{Group, StepInfo};
+use crate::record::{
+    ClientResult, Counts, Group, SecondSample, StepInfo, StepResult, StepStatus, StorageFacts,
+    TargetInfo, new_histogram,
+};
 
 pub(super) fn run_info() -> RunInfo {
     RunInfo {
@@ -76,11 +76,13 @@ pub(super) fn step_result(i: u32) -> StepResult {
         failure: (i == 1).then(|| "3 statements failed".to_string()),
         secs: 10.5 + f64::from(i),
         threads: 4,
-        events: 1_000 + u64::from(i),
-        statements: 20_000,
-        rows: 5_000,
-        errors: u64::from(i),
-        retries: 2,
+        counts: Counts {
+            events: 1_000 + u64::from(i),
+            statements: 20_000,
+            rows: 5_000,
+            errors: u64::from(i),
+            retries: 2,
+        },
         error_samples: vec![
             "deadlock detected".into(),
             "could not serialize, \"x\"".into(),
@@ -89,11 +91,13 @@ pub(super) fn step_result(i: u32) -> StepResult {
         per_second: (0..3)
             .map(|sec| SecondSample {
                 sec,
-                events: 100 + u64::from(sec),
-                statements: 2_000,
-                rows: 500,
-                errors: 0,
-                retries: u64::from(sec),
+                counts: Counts {
+                    events: 100 + u64::from(sec),
+                    statements: 2_000,
+                    rows: 500,
+                    errors: 0,
+                    retries: u64::from(sec),
+                },
                 max_latency_us: 4_000 + u64::from(sec),
             })
             .collect(),
@@ -191,13 +195,19 @@ fn a_run_round_trips_field_by_field() {
             assert_eq!(s.secs, want.secs);
             assert_eq!(s.threads, want.threads);
             assert_eq!(
-                (s.events, s.statements, s.rows, s.errors, s.retries),
                 (
-                    want.events,
-                    want.statements,
-                    want.rows,
-                    want.errors,
-                    want.retries
+                    s.counts.events,
+                    s.counts.statements,
+                    s.counts.rows,
+                    s.counts.errors,
+                    s.counts.retries
+                ),
+                (
+                    want.counts.events,
+                    want.counts.statements,
+                    want.counts.rows,
+                    want.counts.errors,
+                    want.counts.retries
                 )
             );
             assert_eq!(

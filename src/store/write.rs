@@ -14,11 +14,8 @@ use rusqlite::types::ToSql;
 use rusqlite::{Statement, TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
-use crate::metrics::summary::StepHost;
-use crate::runner::result::StepResult;
-use crate::server::TargetInfo;
+use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
 use crate::util::time::now_rfc3339;
-use crate::workload::StepInfo;
 
 impl Store {
     /// Records the start of a run (status `running`) and returns its id.
@@ -165,11 +162,11 @@ impl Store {
                 started_at,
                 real(result.secs),
                 result.threads,
-                int(result.events),
-                int(result.statements),
-                int(result.rows),
-                int(result.errors),
-                int(result.retries),
+                int(result.counts.events),
+                int(result.counts.statements),
+                int(result.counts.rows),
+                int(result.counts.errors),
+                int(result.counts.retries),
                 real(result.qps()),
                 real(result.tps()),
                 real(result.rows_per_sec()),
@@ -203,11 +200,11 @@ impl Store {
                     .execute(params![
                         step_id,
                         s.sec,
-                        int(s.events),
-                        int(s.statements),
-                        int(s.rows),
-                        int(s.errors),
-                        int(s.retries),
+                        int(s.counts.events),
+                        int(s.counts.statements),
+                        int(s.counts.rows),
+                        int(s.counts.errors),
+                        int(s.counts.retries),
                         int(s.max_latency_us)
                     ])
                     .with_context(|| format!("{}: second {}", what(), s.sec))?;
@@ -242,9 +239,9 @@ impl Store {
                 }
             }
         }
-        super::roles::write_roles(&tx, step_id, &result.roles).with_context(what)?;
+        super::role_rows::write_roles(&tx, step_id, &result.roles).with_context(what)?;
         if let Some(host) = host {
-            super::host::insert(&tx, step_id, host).with_context(what)?;
+            super::host_rows::insert(&tx, step_id, host).with_context(what)?;
         }
         tx.commit().with_context(what)?;
         Ok(step_id)

@@ -14,7 +14,7 @@ use tidemark::metrics::sampler::{Sampler, SamplerConfig};
 use tidemark::metrics::summary::{HostSecond, averages};
 use tidemark::runner::{StepResult, StepStatus, run_roles};
 use tidemark::workload::ibench::client::QueryKind;
-use tidemark::workload::ibench::metrics::{self, SLA_FRACTION, StepMetrics};
+use tidemark::workload::ibench::metrics::{self, IbenchMetrics, SLA_FRACTION};
 use tidemark::workload::ibench::{Ibench, IbenchParams, StepDef, StepKind, schema};
 use tidemark::workload::sysbench::load::ExistingTables;
 
@@ -170,7 +170,7 @@ pub fn check_step(
     r: &StepResult,
     rows_after_lx: &mut i64,
     others_share: f64,
-) -> StepMetrics {
+) -> IbenchMetrics {
     let m = metrics::derive(step, r, ib.rows_loaded(), 2, None);
     let counts: Vec<i64> = ib.tables().iter().map(|t| count(admin, t)).collect();
     assert_eq!(
@@ -204,14 +204,19 @@ pub fn check_step(
                 step.name
             );
             let (ins, del) = (r.role("insert").unwrap(), r.role("delete").unwrap());
-            assert_eq!(ins.rows, 2 * step.rows_per_client, "{}", step.name);
-            assert_eq!(del.rows, ins.rows, "{}", step.name);
+            assert_eq!(ins.counts.rows, 2 * step.rows_per_client, "{}", step.name);
+            assert_eq!(del.counts.rows, ins.counts.rows, "{}", step.name);
         }
     }
     if let StepKind::Query(kind) = step.kind {
         let q = r.role("query").unwrap();
-        assert!(q.events > 100, "{}: {} queries", step.name, q.events);
-        let per_query = q.rows as f64 / q.events as f64;
+        assert!(
+            q.counts.events > 100,
+            "{}: {} queries",
+            step.name,
+            q.counts.events
+        );
+        let per_query = q.counts.rows as f64 / q.counts.events as f64;
         if kind == QueryKind::Range {
             // 10 rows each; `cashregisterid > 999` (1 in 3000) finds none.
             assert!(per_query > 9.95 && per_query <= 10.0, "{per_query}");
@@ -231,12 +236,17 @@ pub fn check_step(
 /// is within 5% of the target and the SLA holds. On a busy one the paced
 /// inserters compete for the CPU with whatever else runs, so whether they
 /// keep up says nothing about tidemark.
-pub fn check_sla(step: &StepDef, r: &StepResult, m: &StepMetrics, others_share: f64) {
+pub fn check_sla(step: &StepDef, r: &StepResult, m: &IbenchMetrics, others_share: f64) {
     let sla = m.sla.as_ref().unwrap();
     let rate = f64::from(step.rate.unwrap());
     let ins = r.role("insert").unwrap();
     assert_eq!(sla.target_ips, 2.0 * rate);
-    assert_eq!(sla.achieved_ips, ins.rows as f64 / r.secs, "{}", step.name);
+    assert_eq!(
+        sla.achieved_ips,
+        ins.counts.rows as f64 / r.secs,
+        "{}",
+        step.name
+    );
     assert_eq!(sla.achieved_ips, m.ips, "{}", step.name);
     assert_eq!(sla.ratio, sla.achieved_ips / sla.target_ips);
     assert_eq!(
@@ -379,7 +389,7 @@ pub fn check_error_storm(ib: &Ibench, steps: &[StepDef], connector: &dyn Connect
         failure.starts_with("client 2 ") && failure.contains("error storm"),
         "{failure}"
     );
-    assert!(!r.per_second.is_empty() && r.role("query").unwrap().events > 0);
+    assert!(!r.per_second.is_empty() && r.role("query").unwrap().counts.events > 0);
     assert!(r.secs < 3.0, "the step stopped early: {} s", r.secs);
     r
 }

@@ -52,7 +52,7 @@ pub fn run_test(
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(r.status, StepStatus::Ok, "{name}: {:?}", r.error_samples);
-    assert!(r.events > 0, "{name} ran no event");
+    assert!(r.counts.events > 0, "{name} ran no event");
     r
 }
 

@@ -17,6 +17,7 @@ use super::binaries::{Flavor, MyBinaries};
 use super::named::my_named_config;
 use super::verify::{Source, check_help_output};
 use crate::server::process::ServerUser;
+use crate::server::size_file;
 
 /// Size profiles [`base_config`] knows.
 pub use crate::server::SERVER_SIZES as PROFILES;
@@ -49,12 +50,7 @@ const RESERVED: &[&str] = &[
 /// (`config/mysql/configs.toml`): base, the family's lines, the profile's
 /// sizes, the config's lines. `None` for an unknown profile or config.
 pub fn base_config(flavor: Flavor, profile: &str, config: &str) -> Option<String> {
-    let sizes = match profile {
-        "quick" => QUICK,
-        "small" => SMALL,
-        "large" => LARGE,
-        _ => return None,
-    };
+    let sizes = size_file(profile, [QUICK, SMALL, LARGE])?;
     let named = my_named_config(config)?.text();
     let family = match flavor {
         Flavor::MariaDb => MARIADB,

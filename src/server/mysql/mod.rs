@@ -16,10 +16,12 @@
 mod binaries;
 mod config;
 pub mod named;
+mod target;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -28,16 +30,18 @@ use nix::sys::signal::Signal;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
+pub use self::target::MysqlTarget;
 use self::verify::Source;
 use super::TargetInfo;
 use super::datadir::{
     Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
     sibling_file, socket_dir_for,
 };
-use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
-use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
-use crate::db::mysql::{MyConn, MyConnectOptions};
-use crate::db::{Conn, first_value, name_value_pairs};
+use super::lifecycle::{check_binaries_reachable, wait_until_ready};
+use super::managed::{Family, ManagedServer, Setup};
+use super::process::{ServerUser, log_tail};
+use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
+use crate::db::{Conn, Connector, Dialect, first_value, name_value_pairs};
 
 /// The account tidemark creates and connects as (no password, loopback only).
 pub const USER: &str = "tidemark";
@@ -100,24 +104,18 @@ impl ManagedMyOptions {
     }
 }
 
-/// A running MySQL or MariaDB server owned by tidemark; stopped on
-/// [`ManagedMysql::stop`] or drop.
+/// The MySQL/MariaDB part of a [`ManagedMysql`].
 #[derive(Debug)]
-pub struct ManagedMysql {
-    server: ServerProcess,
-    scratch: Scratch,
+pub struct MyFamily {
     bin: MyBinaries,
-    datadir: PathBuf,
-    requested_datadir: PathBuf,
-    port: u16,
     socket: PathBuf,
-    config_name: String,
-    config_text: String,
-    dbname: String,
     charset: String,
-    user: ServerUser,
-    stopped: bool,
 }
+
+/// A running MySQL or MariaDB server owned by tidemark; stopped on
+/// [`ManagedServer::stop`] (clean shutdown: SIGTERM, up to
+/// [`SHUTDOWN_GRACE`], then SIGQUIT and SIGKILL) or drop.
+pub type ManagedMysql = ManagedServer<MyFamily>;
 
 impl ManagedMysql {
     /// Validates `opts`, checks the option file with the server binary,
@@ -168,31 +166,29 @@ impl ManagedMysql {
 
         let mut cmd = bin.command(&bin.server, &user);
         cmd.arg(format!("--defaults-file={}", conf.display()));
-        let spawn = SpawnOptions {
-            name: bin
-                .server
-                .file_name()
-                .map_or("mysqld".into(), |n| n.to_string_lossy().into_owned()),
-            log: sibling_file(&requested, "log"),
-            user: user.clone(),
-            stop_signal: Signal::SIGTERM,
-            drop_grace: SHUTDOWN_GRACE,
-        };
-        let mut my = ManagedMysql {
-            server: ServerProcess::spawn(cmd, spawn)?,
+        let name = bin
+            .server
+            .file_name()
+            .map_or("mysqld".into(), |n| n.to_string_lossy().into_owned());
+        let setup = Setup {
             scratch,
-            bin: bin.clone(),
             datadir,
             requested_datadir: requested,
             port,
-            socket,
             config_name: opts.config_name.clone(),
             config_text,
             dbname: opts.dbname.clone(),
-            charset: opts.charset.clone(),
             user,
-            stopped: false,
+            title,
+            stop_signal: Signal::SIGTERM,
+            grace: SHUTDOWN_GRACE,
         };
+        let family = MyFamily {
+            bin: bin.clone(),
+            socket,
+            charset: opts.charset.clone(),
+        };
+        let mut my = ManagedServer::spawn(cmd, name, setup, family)?;
         let mut root = my.wait_ready(opts.start_timeout)?;
         my.create_user_and_database(&mut root)?;
         Ok(my)
@@ -204,7 +200,7 @@ impl ManagedMysql {
         MyConnectOptions {
             user: "root".to_string(),
             dbname: String::new(),
-            socket: Some(self.socket.clone()),
+            socket: Some(self.family.socket.clone()),
             ..self.connect_options()
         }
     }
@@ -213,7 +209,7 @@ impl ManagedMysql {
     /// `timeout` passes.
     fn wait_ready(&mut self, timeout: Duration) -> Result<MyConn> {
         let opts = self.root_options();
-        let title = self.bin.flavor.title();
+        let title = self.setup.title;
         let pause = Duration::from_millis(100);
         wait_until_ready(&mut self.server, title, timeout, pause, || {
             MyConn::connect_timeout(&opts, Duration::from_secs(5))
@@ -221,7 +217,7 @@ impl ManagedMysql {
     }
 
     fn create_user_and_database(&mut self, root: &mut MyConn) -> Result<()> {
-        let db = self.dbname.replace('`', "``");
+        let db = self.setup.dbname.replace('`', "``");
         for sql in [
             format!("CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1', '{USER}'@'localhost'"),
             format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'127.0.0.1' WITH GRANT OPTION"),
@@ -233,126 +229,71 @@ impl ManagedMysql {
         Ok(())
     }
 
-    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
-    /// benchmark database, the configured charset).
-    pub fn connect_options(&self) -> MyConnectOptions {
-        MyConnectOptions {
-            host: "127.0.0.1".to_string(),
-            port: self.port,
-            socket: None,
-            user: USER.to_string(),
-            password: None,
-            dbname: self.dbname.clone(),
-            charset: self.charset.clone(),
-            scheme: self.bin.flavor.as_str().to_string(),
-        }
-    }
-
     /// Connection options over the server's unix socket.
     pub fn socket_options(&self) -> MyConnectOptions {
         MyConnectOptions {
-            socket: Some(self.socket.clone()),
+            socket: Some(self.family.socket.clone()),
             ..self.connect_options()
+        }
+    }
+
+    /// The unix socket.
+    pub fn socket(&self) -> &Path {
+        &self.family.socket
+    }
+
+    /// The binaries this server runs.
+    pub fn binaries(&self) -> &MyBinaries {
+        &self.family.bin
+    }
+}
+
+impl Family for MyFamily {
+    type Options = MyConnectOptions;
+    const DIALECT: Dialect = Dialect::Mysql;
+
+    fn connector(opts: &MyConnectOptions) -> Arc<dyn Connector> {
+        Arc::new(MyConnector(opts.clone()))
+    }
+
+    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
+    /// benchmark database, the configured charset).
+    fn connect_options(server: &ManagedServer<Self>) -> MyConnectOptions {
+        MyConnectOptions {
+            host: "127.0.0.1".to_string(),
+            port: server.port(),
+            socket: None,
+            user: USER.to_string(),
+            password: None,
+            dbname: server.setup.dbname.clone(),
+            charset: server.family.charset.clone(),
+            scheme: server.family.bin.flavor.as_str().to_string(),
         }
     }
 
     /// What the store records about this server (queries it): version,
     /// the variables the option file or the server's auto-sizing set, the
     /// option file, and the session character set a client connection has.
-    pub fn info(&self, spec: &str, label: &str) -> Result<TargetInfo> {
-        let mut conn = MyConn::connect(&self.connect_options())
-            .map_err(|e| anyhow!("cannot connect to {}: {e}", self.bin.flavor.title()))?;
-        let settings = non_default_variables(&mut conn, self.bin.flavor)?;
+    fn info(server: &ManagedServer<Self>, spec: &str, label: &str) -> Result<TargetInfo> {
+        let bin = &server.family.bin;
+        let mut conn = MyConn::connect(&server.connect_options())
+            .map_err(|e| anyhow!("cannot connect to {}: {e}", bin.flavor.title()))?;
+        let settings = non_default_variables(&mut conn, bin.flavor)?;
         let mut extra = describe_connection(&mut conn)?;
         let version = extra["version"].as_str().unwrap_or_default().to_string();
-        extra["flavor"] = serde_json::json!(self.bin.flavor);
-        extra["server_binary"] = serde_json::json!(self.bin.server);
-        extra["basedir"] = serde_json::json!(self.bin.basedir);
-        extra["source"] = serde_json::json!(self.bin.source);
-        extra["binary_version"] = serde_json::json!(self.bin.version_text);
-        extra["datadir"] = serde_json::json!(self.datadir);
-        extra["port"] = serde_json::json!(self.port);
-        extra["socket"] = serde_json::json!(self.socket);
-        extra["server_user"] = serde_json::json!(self.user.name());
-        extra["log"] = serde_json::json!(self.server.log_path());
-        if self.datadir != self.requested_datadir {
-            extra["requested_datadir"] = serde_json::json!(self.requested_datadir);
-        }
+        extra["flavor"] = serde_json::json!(bin.flavor);
+        extra["server_binary"] = serde_json::json!(bin.server);
+        extra["basedir"] = serde_json::json!(bin.basedir);
+        extra["source"] = serde_json::json!(bin.source);
+        extra["binary_version"] = serde_json::json!(bin.version_text);
+        extra["socket"] = serde_json::json!(server.family.socket);
         Ok(TargetInfo {
-            spec: spec.to_string(),
-            label: label.to_string(),
-            dbms: self.bin.flavor.as_str().to_string(),
+            dbms: bin.flavor.as_str().to_string(),
             version,
-            version_number: self.bin.version.clone(),
-            config_name: Some(self.config_name.clone()),
-            config_text: self.config_text.clone(),
+            version_number: bin.version.clone(),
             settings,
-            managed: true,
-            extra,
+            ..server.info_base(spec, label, extra)
         })
-    }
-
-    /// The server's pid.
-    pub fn pid(&self) -> u32 {
-        self.server.pid()
-    }
-
-    /// The data directory in use (absolute); see [`super::datadir::FALLBACK_ROOT`].
-    pub fn datadir(&self) -> &Path {
-        &self.datadir
-    }
-
-    /// The TCP port on 127.0.0.1.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// The unix socket.
-    pub fn socket(&self) -> &Path {
-        &self.socket
-    }
-
-    /// The server log file (beside the requested data directory).
-    pub fn log_path(&self) -> &Path {
-        self.server.log_path()
-    }
-
-    /// The option file text tidemark wrote.
-    pub fn config_text(&self) -> &str {
-        &self.config_text
-    }
-
-    /// The binaries this server runs.
-    pub fn binaries(&self) -> &MyBinaries {
-        &self.bin
-    }
-
-    /// Whether the server is still running.
-    pub fn is_running(&mut self) -> bool {
-        self.server.is_running()
-    }
-
-    /// Clean shutdown: SIGTERM, up to 120 s, then SIGQUIT and SIGKILL. The
-    /// server is gone afterwards even when this returns an error. Calling it
-    /// again is a no-op.
-    pub fn stop(&mut self) -> Result<()> {
-        if self.stopped {
-            return Ok(());
-        }
-        self.stopped = true;
-        stop_server(
-            &mut self.server,
-            self.bin.flavor.title(),
-            Signal::SIGTERM,
-            SHUTDOWN_GRACE,
-            &mut self.scratch,
-        )
-    }
-}
-
-impl Drop for ManagedMysql {
-    fn drop(&mut self) {
-        let _ = self.stop();
     }
 }
 

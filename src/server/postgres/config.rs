@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::binaries::{PgBinaries, tool};
 use crate::server::process::ServerUser;
+use crate::server::size_file;
 
 /// Size profiles [`base_config`] knows.
 pub use crate::server::SERVER_SIZES as PROFILES;
@@ -36,12 +37,7 @@ const RESERVED: &[&str] = &[
 /// The shipped base configuration followed by the size lines of `profile`
 /// (`quick`, `small`, `large`); `None` for an unknown profile.
 pub fn base_config(profile: &str) -> Option<String> {
-    let sizes = match profile {
-        "quick" => QUICK_CONF,
-        "small" => SMALL_CONF,
-        "large" => LARGE_CONF,
-        _ => return None,
-    };
+    let sizes = size_file(profile, [QUICK_CONF, SMALL_CONF, LARGE_CONF])?;
     Some(format!("{}\n\n{}", BASE_CONF.trim_end(), sizes))
 }
 

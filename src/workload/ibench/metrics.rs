@@ -14,98 +14,19 @@
 //!   target, a failure below 95%, and the fraction of seconds below 95%;
 //! - fairness: each client's time to finish its fixed work, min, max,
 //!   diff = max − min and pct = diff / min × 100.
-
-use serde::{Deserialize, Serialize};
+//!
+//! The types and the SLA and fairness rules are the record's
+//! ([`crate::record::ibench`]); this file derives them from a result.
 
 use super::{StepDef, StepKind};
 use crate::metrics::summary::OpRates;
+pub use crate::record::ibench::{
+    ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla, fairness,
+};
 use crate::runner::{RoleResult, StepResult, StepStatus};
-
-/// Below this fraction of its target, a background insert rate is an SLA
-/// failure (the reference's red cells).
-pub const SLA_FRACTION: f64 = 0.95;
 
 /// Seconds at the end of a step shorter than this are not a full second.
 const PARTIAL_SECOND_SLACK: f64 = 0.05;
-
-/// The derived metrics of one step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepMetrics {
-    /// Step time T: start to the last client's finish, seconds.
-    pub secs: f64,
-    /// Rows inserted per second (l.x: rows indexed per second).
-    pub ips: f64,
-    /// Rows deleted per second.
-    pub dps: f64,
-    /// Queries per second.
-    pub qps: f64,
-    /// The step's headline number: `ips` in load steps, `qps` in q steps.
-    pub rate: f64,
-    /// `ips` or `qps`.
-    pub rate_unit: String,
-    /// Largest response time of the primary role, seconds.
-    pub maxop_secs: f64,
-    /// Client 1's per-second rate met or exceeded in 50% / 99% of seconds.
-    pub p50: Option<f64>,
-    pub p99: Option<f64>,
-    /// The same percentiles for every client.
-    pub rate_percentiles: Vec<ClientRates>,
-    /// Client thread CPU (user + system) over the step, seconds.
-    pub client_cpu_secs: f64,
-    /// Client thread CPU per operation (row inserted, or query), µs.
-    pub client_cpu_us_per_op: Option<f64>,
-    /// CPU of the whole tidemark process over the step, seconds.
-    pub process_cpu_secs: Option<f64>,
-    /// Process CPU per operation, µs.
-    pub process_cpu_us_per_op: Option<f64>,
-    /// Background insert rate against its target (q steps).
-    pub sla: Option<Sla>,
-    /// Time to finish per client (steps with fixed work per client).
-    pub fairness: Option<Fairness>,
-}
-
-/// Percentiles of one client's per-second rates (descending order).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClientRates {
-    /// 1-based, as the tables are named.
-    pub client: u32,
-    pub p50: f64,
-    pub p75: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-}
-
-/// The background insert rate of a q step against its target.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Sla {
-    /// Clients × rate per client, rows per second.
-    pub target_ips: f64,
-    pub achieved_ips: f64,
-    /// achieved / target.
-    pub ratio: f64,
-    /// ratio below [`SLA_FRACTION`].
-    pub failed: bool,
-    /// Full seconds in which all clients together inserted less than 95% of
-    /// the target, and the number of full seconds.
-    pub secs_below: u32,
-    pub secs_measured: u32,
-    pub fraction_secs_below: f64,
-    /// The furthest any inserter fell behind its schedule, milliseconds.
-    pub max_behind_ms: f64,
-}
-
-/// Per client time to finish a fixed-work step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Fairness {
-    /// (client, 1-based; seconds to finish).
-    pub clients: Vec<(u32, f64)>,
-    pub min_time: f64,
-    pub max_time: f64,
-    pub diff: f64,
-    /// diff / min_time × 100.
-    pub pct: f64,
-}
 
 /// The value `pct`% of `rates` met or exceeded: sorted in descending
 /// order, the one at (1-based) position round(pct/100 × n). `None` with
@@ -119,27 +40,6 @@ pub fn descending_percentile(rates: &[f64], pct: f64) -> Option<f64> {
     v.sort_by(|a, b| b.total_cmp(a));
     let pos = ((pct / 100.0) * n as f64).round() as usize;
     Some(v[pos.clamp(1, n) - 1])
-}
-
-/// Fairness of per-client finish times.
-pub fn fairness(clients: &[(u32, f64)]) -> Option<Fairness> {
-    if clients.is_empty() {
-        return None;
-    }
-    let min_time = clients.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
-    let max_time = clients.iter().map(|c| c.1).fold(0.0, f64::max);
-    let diff = max_time - min_time;
-    Some(Fairness {
-        clients: clients.to_vec(),
-        min_time,
-        max_time,
-        diff,
-        pct: if min_time > 0.0 {
-            diff / min_time * 100.0
-        } else {
-            0.0
-        },
-    })
 }
 
 /// Per-second values of role `r` for `client` over the full seconds of a
@@ -165,19 +65,19 @@ pub fn derive(
     rows_loaded: u64,
     clients: u32,
     process_cpu_secs: Option<f64>,
-) -> StepMetrics {
+) -> IbenchMetrics {
     let secs = r.secs;
-    let rows_of = |role: &str| r.role(role).map_or(0, |x| x.rows);
+    let rows_of = |role: &str| r.role(role).map_or(0, |x| x.counts.rows);
     let inserted = rows_of("insert");
     let ips = match step.kind {
         // Rows indexed: what was loaded plus the rows l.x inserts.
         StepKind::CreateIndexes => per_sec(
-            (rows_loaded + r.role("index").map_or(0, |x| x.rows)) as f64,
+            (rows_loaded + r.role("index").map_or(0, |x| x.counts.rows)) as f64,
             secs,
         ),
         _ => per_sec(inserted as f64, secs),
     };
-    let queries = r.role("query").map_or(0, |x| x.events);
+    let queries = r.role("query").map_or(0, |x| x.counts.events);
     let qps = per_sec(queries as f64, secs);
     let is_query = matches!(step.kind, StepKind::Query(_));
     let (rate, unit, ops) = if is_query {
@@ -251,7 +151,7 @@ pub fn derive(
         .iter()
         .map(|c| (c.client + 1, c.finish_secs))
         .collect();
-    StepMetrics {
+    IbenchMetrics {
         secs,
         ips,
         dps: per_sec(rows_of("delete") as f64, secs),
@@ -271,7 +171,7 @@ pub fn derive(
     }
 }
 
-impl StepMetrics {
+impl IbenchMetrics {
     /// What the step's hardware cost is divided by (C.1): per inserted row
     /// in l.i0, l.i1 and l.i2, per indexed row in l.x, per query in q
     /// steps; writes (`wpi`, `wkbpi`) always by the insert rate (for l.x
@@ -289,20 +189,20 @@ fn rates_of_kind(kind: StepKind, ips: f64, qps: f64) -> OpRates {
     }
 }
 
-/// [`StepMetrics::op_rates`] of a step's result; a result without derived
+/// [`IbenchMetrics::op_rates`] of a step's result; a result without derived
 /// metrics (its clients never started) has rate zero, so its per-operation
 /// cost is stored as missing, never as a number.
 pub fn op_rates_of(kind: StepKind, r: &StepResult) -> OpRates {
     r.metrics
         .clone()
-        .and_then(|v| serde_json::from_value::<StepMetrics>(v).ok())
+        .and_then(|v| serde_json::from_value::<IbenchMetrics>(v).ok())
         .map_or_else(|| rates_of_kind(kind, 0.0, 0.0), |m| m.op_rates(kind))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::result::new_histogram;
+    use crate::record::{Counts, new_histogram};
     use crate::runner::{ClientResult, RoleClient, RoleSecond};
     use crate::workload::ibench::client::QueryKind;
 
@@ -339,11 +239,13 @@ mod tests {
         RoleResult {
             role: name.into(),
             threads: 2,
-            events,
-            statements: events,
-            rows,
-            errors: 0,
-            retries: 0,
+            counts: Counts {
+                events,
+                statements: events,
+                rows,
+                errors: 0,
+                retries: 0,
+            },
             target_rate: None,
             histogram: h,
             intended: None,
@@ -503,7 +405,7 @@ mod tests {
         assert_eq!(rates.basis, BASIS_INSERTS);
         assert_eq!((rates.rate, rates.insert_rate), (500.0, Some(500.0)));
         // l.x: rows indexed per second, writes divided by the same rate.
-        let m = StepMetrics {
+        let m = IbenchMetrics {
             ips: 200_050.0,
             qps: 0.0,
             ..derive(&load, &r, 0, 2, None)
@@ -512,7 +414,7 @@ mod tests {
         assert_eq!(lx.basis, BASIS_INDEXED_ROWS);
         assert_eq!((lx.rate, lx.insert_rate), (200_050.0, Some(200_050.0)));
         // q steps: per query, writes per background insert.
-        let m = StepMetrics {
+        let m = IbenchMetrics {
             qps: 9_000.0,
             ips: 200.0,
             ..m

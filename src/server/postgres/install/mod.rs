@@ -22,8 +22,8 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::postgres::{PgBinaries, lacking_features, runs_as_server_user};
-use super::process::ServerUser;
+use super::{PgBinaries, lacking_features, runs_as_server_user};
+use crate::server::process::ServerUser;
 
 /// The file in each installed tree that records its origin.
 pub const MANIFEST: &str = "tidemark-install.json";

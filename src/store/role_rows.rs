@@ -6,20 +6,17 @@ use hdrhistogram::Histogram;
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::read::{get_latency, get_u64};
+use super::read::{get_counts, get_latency, get_u64};
 use super::write::{decode_histogram, encode_histogram, int, real};
-use crate::runner::result::{LatencySummary, RoleClient, RoleResult, RoleSecond};
+use crate::record::{Counts, LatencySummary, RoleClient, RoleResult, RoleSecond};
 
 /// A stored role of a step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RoleRecord {
     pub role: String,
     pub threads: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Intended events per second per thread; `None` when not paced.
     pub target_rate: Option<f64>,
     /// From each event's actual start, µs.
@@ -83,11 +80,11 @@ pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResul
                 step_id,
                 r.role,
                 r.threads,
-                int(r.events),
-                int(r.statements),
-                int(r.rows),
-                int(r.errors),
-                int(r.retries),
+                int(r.counts.events),
+                int(r.counts.statements),
+                int(r.counts.rows),
+                int(r.counts.errors),
+                int(r.counts.retries),
                 r.target_rate.map(real),
                 real(l.avg),
                 int(l.p50),
@@ -110,11 +107,11 @@ pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResul
                     step_id,
                     r.role,
                     c.client,
-                    int(c.events),
-                    int(c.statements),
-                    int(c.rows),
-                    int(c.errors),
-                    int(c.retries),
+                    int(c.counts.events),
+                    int(c.counts.statements),
+                    int(c.counts.rows),
+                    int(c.counts.errors),
+                    int(c.counts.retries),
                     real(c.finish_secs),
                     int(c.max_behind_us),
                     int(c.late_events),
@@ -163,11 +160,7 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
             Ok(RoleRecord {
                 role: r.get("role")?,
                 threads: r.get("threads")?,
-                events: get_u64(r, "events")?,
-                statements: get_u64(r, "statements")?,
-                rows: get_u64(r, "rows")?,
-                errors: get_u64(r, "errors")?,
-                retries: get_u64(r, "retries")?,
+                counts: get_counts(r)?,
                 target_rate: r.get("target_rate")?,
                 latency_us: get_latency(r)?,
                 intended_latency_us,
@@ -190,11 +183,7 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
             .query_map(params![step_id, role.role], |r| {
                 Ok(RoleClient {
                     client: r.get("client")?,
-                    events: get_u64(r, "events")?,
-                    statements: get_u64(r, "statements")?,
-                    rows: get_u64(r, "rows")?,
-                    errors: get_u64(r, "errors")?,
-                    retries: get_u64(r, "retries")?,
+                    counts: get_counts(r)?,
                     finish_secs: r.get("finish_secs")?,
                     max_behind_us: get_u64(r, "max_behind_us")?,
                     late_events: get_u64(r, "late_events")?,
@@ -225,7 +214,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::runner::result::new_histogram;
+    use crate::record::new_histogram;
     use crate::store::Store;
     use crate::store::tests::{plans, run_info, step_info, step_result, target};
 
@@ -242,11 +231,13 @@ mod tests {
         RoleResult {
             role: name.into(),
             threads: 2,
-            events: 40,
-            statements: 40,
-            rows: 2_000,
-            errors: 1,
-            retries: 2,
+            counts: Counts {
+                events: 40,
+                statements: 40,
+                rows: 2_000,
+                errors: 1,
+                retries: 2,
+            },
             target_rate: paced.then_some(2.0),
             histogram: h,
             intended,
@@ -254,11 +245,13 @@ mod tests {
             clients: (0..2)
                 .map(|client| RoleClient {
                     client,
-                    events: 20,
-                    statements: 20,
-                    rows: 1_000,
-                    errors: client.into(),
-                    retries: 1,
+                    counts: Counts {
+                        events: 20,
+                        statements: 20,
+                        rows: 1_000,
+                        errors: client.into(),
+                        retries: 1,
+                    },
                     finish_secs: 10.0 + f64::from(client),
                     max_behind_us: 1_500 * u64::from(client),
                     late_events: u64::from(client),
@@ -315,7 +308,13 @@ mod tests {
         let want = role("insert", true);
         assert_eq!(ins.role, "insert");
         assert_eq!(
-            (ins.events, ins.rows, ins.errors, ins.retries, ins.threads),
+            (
+                ins.counts.events,
+                ins.counts.rows,
+                ins.counts.errors,
+                ins.counts.retries,
+                ins.threads
+            ),
             (40, 2_000, 1, 2, 2)
         );
         assert_eq!(ins.target_rate, Some(2.0));

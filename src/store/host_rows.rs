@@ -10,8 +10,8 @@ use rusqlite::types::ToSql;
 use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
 
 use super::write::{int, real};
-use crate::metrics::summary::{
-    DiskRates, HostAverages, HostSecond, OpRates, PerOp, Phase, StepHost, StepMetrics,
+use crate::record::{
+    DiskRates, HostAverages, HostCost, HostSecond, OpRates, PerOp, Phase, StepHost,
 };
 
 /// Columns of `step_host_seconds` before the disk's, in the order
@@ -310,7 +310,7 @@ fn second_from_row(r: &Row<'_>) -> Result<HostSecond> {
     })
 }
 
-fn metrics_from_row(r: &Row<'_>) -> Result<StepMetrics> {
+fn metrics_from_row(r: &Row<'_>) -> Result<HostCost> {
     let f = |c: &str| -> rusqlite::Result<Option<f64>> { r.get(c) };
     let avg = match f("us")? {
         None => None,
@@ -342,7 +342,7 @@ fn metrics_from_row(r: &Row<'_>) -> Result<StepMetrics> {
     let missing: String = r.get("missing_json")?;
     let missing: BTreeMap<String, String> =
         serde_json::from_str(&missing).context("malformed missing_json")?;
-    Ok(StepMetrics {
+    Ok(HostCost {
         ncpu: r.get("ncpu")?,
         devices: devices
             .split(',')
@@ -382,5 +382,5 @@ fn uint(v: i64) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "host_tests.rs"]
+#[path = "host_rows_tests.rs"]
 mod tests;

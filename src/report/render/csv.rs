@@ -1,21 +1,13 @@
-//! The report model for scripts: `report.json` is the whole model, and
-//! `report.csv` one row per test (or Insert Benchmark step) and target,
+//! `report.csv`: one row per test (or Insert Benchmark step) and target,
 //! for spreadsheets.
 
 use std::fmt::Write as _;
 
 use anyhow::Result;
 
-use super::model::{Band, Report};
+use super::Renderer;
+use crate::report::model::{Band, Report};
 use crate::store::export::csv_line;
-
-/// The model as pretty-printed JSON (the shape is versioned by
-/// [`super::model::REPORT_FORMAT`]).
-pub fn to_json(r: &Report) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(r)?;
-    s.push('\n');
-    Ok(s)
-}
 
 /// The CSV columns.
 pub const CSV_HEADER: [&str; 19] = [
@@ -42,7 +34,7 @@ pub const CSV_HEADER: [&str; 19] = [
 
 /// One row per sysbench test × target and per Insert Benchmark step ×
 /// target; `rate` is QPS (ips for load steps). Empty fields: not measured.
-pub fn to_csv(r: &Report) -> String {
+pub fn render(r: &Report) -> String {
     let mut o = CSV_HEADER.join(",");
     o.push('\n');
     let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
@@ -116,6 +108,15 @@ pub fn to_csv(r: &Report) -> String {
         }
     }
     o
+}
+
+/// The CSV renderer (`report.csv` in a report directory).
+pub struct Csv;
+
+impl Renderer for Csv {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 /// The interval method as the JSON spells it (`paired-t`…), or empty.

@@ -5,13 +5,19 @@
 
 use std::fmt::Write as _;
 
-use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
-use super::cost::CostColumn;
-use super::format::{amount, bp, host_line, interval_text, opt_amount, rel, rel_pm, secs};
-use super::model::{Band, Report};
-use super::plans::word_diff;
+use anyhow::Result;
+
+use super::Renderer;
+
 use super::svg::{self, BarSeries, color, esc};
-use super::sysbench::{GroupSection, SysbenchSection, basis_points};
+use crate::report::context::{
+    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
+};
+use crate::report::cost::CostColumn;
+use crate::report::format::{amount, bp, host_line, interval_text, opt_amount, rel, rel_pm, secs};
+use crate::report::model::{Band, Report};
+use crate::report::plans::word_diff;
+use crate::report::sysbench::{GroupSection, SysbenchSection, basis_points};
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -91,6 +97,15 @@ pub fn render(r: &Report) -> String {
     plans(&mut o, r);
     o.push_str("</body></html>\n");
     o
+}
+
+/// The HTML renderer (`index.html` in a report directory).
+pub struct Html;
+
+impl Renderer for Html {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 /// A table from a header and rows of (class, html) cells.

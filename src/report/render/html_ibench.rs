@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
-use super::format::{amount, interval_text, opt_amount, rel, rel_pm};
 use super::html::{band_class, l, n, table};
-use super::ibench::{IbenchSection, METRIC_COLUMNS, SeriesLine, Shade};
-use super::model::Report;
 use super::svg::{self, LineSeries, color, esc};
+use crate::report::format::{amount, interval_text, opt_amount, rel, rel_pm};
+use crate::report::ibench::{IbenchSection, METRIC_COLUMNS, SeriesLine, Shade};
+use crate::report::model::Report;
 
 /// Renders the Insert Benchmark section.
 pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {

@@ -5,11 +5,13 @@
 
 use std::fmt::Write as _;
 
+use crate::record::IbenchMetrics;
+use crate::report::format::rel;
+use crate::report::model::relative;
 use crate::store::{RunRecord, StepRecord};
-use crate::workload::ibench::metrics::StepMetrics;
 
 /// One target's ibench steps: (step name, its metrics, its status).
-type Column<'a> = (String, Vec<(&'a str, StepMetrics, &'a str)>);
+type Column<'a> = (String, Vec<(&'a str, IbenchMetrics, &'a str)>);
 
 fn columns(run: &RunRecord) -> Vec<Column<'_>> {
     run.targets
@@ -20,7 +22,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
                 .iter()
                 .filter(|s| s.info.suite == "ibench")
                 .filter_map(|s: &StepRecord| {
-                    let m = serde_json::from_value(s.metrics.clone()?).ok()?;
+                    let m = s.ibench_metrics()?;
                     Some((s.info.name.as_str(), m, s.status.as_str()))
                 })
                 .collect();
@@ -79,14 +81,8 @@ pub fn summary(run: &RunRecord) -> String {
                     };
                     let _ = write!(out, " {:>13.0}{mark}", m.rate);
                     if c > 0 {
-                        match base {
-                            Some(b) if b > 0.0 => {
-                                let _ = write!(out, " {:>6.2}", m.rate / b);
-                            }
-                            _ => {
-                                let _ = write!(out, " {:>6}", "-");
-                            }
-                        }
+                        let cell = base.and_then(|b| relative(m.rate, b)).map(rel);
+                        let _ = write!(out, " {:>6}", cell.as_deref().unwrap_or("-"));
                     }
                 }
                 None => {

@@ -5,12 +5,18 @@
 
 use std::fmt::Write as _;
 
-use super::context::{common_by_family, no_differences, setting_cell, settings_legend, shared_by};
-use super::cost::CostColumn;
-use super::format::{amount, bp, host_line, opt_amount, rel, rel_pm, secs};
-use super::ibench::{IbenchSection, METRIC_COLUMNS};
-use super::model::{Band, Report};
-use super::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
+use anyhow::Result;
+
+use super::Renderer;
+
+use crate::report::context::{
+    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
+};
+use crate::report::cost::CostColumn;
+use crate::report::format::{amount, bp, host_line, opt_amount, rel, rel_pm, secs};
+use crate::report::ibench::{IbenchSection, METRIC_COLUMNS};
+use crate::report::model::{Band, Report};
+use crate::report::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
 
 /// Renders the whole report.
 pub fn render(r: &Report) -> String {
@@ -51,6 +57,15 @@ pub fn render(r: &Report) -> String {
     }
     plans(&mut o, r);
     o
+}
+
+/// The Markdown renderer (`report.md` in a report directory).
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn render(&self, report: &Report) -> Result<String> {
+        Ok(render(report))
+    }
 }
 
 /// Escapes a table cell.

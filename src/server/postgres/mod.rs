@@ -14,11 +14,14 @@
 
 mod binaries;
 mod config;
+pub mod install;
 pub mod layers;
 pub mod named;
 mod preflight;
+mod target;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -31,16 +34,18 @@ pub use self::config::{PROFILES, base_config, check_override_syntax, compose_con
 pub use self::preflight::{
     FEATURES, Preflight, ProbeDir, feature_for, lacking_features, runs_as_server_user,
 };
+pub use self::target::PostgresTarget;
 use super::TargetInfo;
 pub use super::datadir::FALLBACK_ROOT;
 use super::datadir::{
     Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
     socket_dir_for,
 };
-use super::lifecycle::{check_binaries_reachable, stop_server, wait_until_ready};
-use super::process::{ServerProcess, ServerUser, SpawnOptions, log_tail};
-use crate::db::postgres::{PgConn, PgConnectOptions};
-use crate::db::{Conn, first_value, name_value_pairs};
+use super::lifecycle::{check_binaries_reachable, wait_until_ready};
+use super::managed::{Family, ManagedServer, Setup};
+use super::process::{ServerUser, log_tail};
+use crate::db::postgres::{PgConn, PgConnectOptions, PgConnector};
+use crate::db::{Conn, Connector, Dialect, first_value, name_value_pairs};
 
 /// The superuser `initdb` creates and tidemark connects as.
 pub const SUPERUSER: &str = "tidemark";
@@ -98,25 +103,17 @@ impl ManagedPgOptions {
     }
 }
 
-/// A running PostgreSQL server owned by tidemark; stopped on
-/// [`ManagedPostgres::stop`] or drop.
+/// The PostgreSQL part of a [`ManagedPostgres`].
 #[derive(Debug)]
-pub struct ManagedPostgres {
-    server: ServerProcess,
-    /// Directories tidemark made outside the requested place (relocated
-    /// data directory, short socket directory), removed after the stop.
-    scratch: Scratch,
+pub struct PgFamily {
     bin: PgBinaries,
-    datadir: PathBuf,
-    requested_datadir: PathBuf,
-    port: u16,
     socket_dir: PathBuf,
-    config_name: String,
-    config_text: String,
-    dbname: String,
-    user: ServerUser,
-    stopped: bool,
 }
+
+/// A running PostgreSQL server owned by tidemark; stopped on
+/// [`ManagedServer::stop`] (fast shutdown: SIGINT, up to
+/// [`SHUTDOWN_GRACE`], then SIGQUIT and SIGKILL) or drop.
+pub type ManagedPostgres = ManagedServer<PgFamily>;
 
 impl ManagedPostgres {
     /// Validates `opts`, creates and initialises the data directory, starts
@@ -166,27 +163,24 @@ impl ManagedPostgres {
         // Start the postmaster and wait for it.
         let mut cmd = tool(bin, "postgres", &user);
         cmd.arg("-D").arg(&datadir);
-        let spawn = SpawnOptions {
-            name: "postgres".to_string(),
-            log: sibling_file(&requested, "log"),
-            user: user.clone(),
-            stop_signal: Signal::SIGINT,
-            drop_grace: SHUTDOWN_GRACE,
-        };
-        let mut pg = ManagedPostgres {
-            server: ServerProcess::spawn(cmd, spawn)?,
+        let setup = Setup {
             scratch,
-            bin: bin.clone(),
             datadir,
             requested_datadir: requested,
             port,
-            socket_dir,
             config_name: opts.config_name.clone(),
             config_text,
             dbname: opts.dbname.clone(),
             user,
-            stopped: false,
+            title: "PostgreSQL",
+            stop_signal: Signal::SIGINT,
+            grace: SHUTDOWN_GRACE,
         };
+        let family = PgFamily {
+            bin: bin.clone(),
+            socket_dir,
+        };
+        let mut pg = ManagedServer::spawn(cmd, "postgres".to_string(), setup, family)?;
         pg.wait_ready(opts.start_timeout)?;
         pg.create_database()?;
         Ok(pg)
@@ -208,37 +202,52 @@ impl ManagedPostgres {
         opts.dbname = "postgres".to_string();
         let mut conn =
             PgConn::connect(&opts).map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
-        let name = self.dbname.replace('\'', "''");
+        let dbname = &self.setup.dbname;
+        let name = dbname.replace('\'', "''");
         let exists = format!("SELECT 1 FROM pg_database WHERE datname = '{name}'");
         let rows = conn
             .query_text(&exists)
             .map_err(|e| anyhow!("{exists}: {e}"))?;
         if rows.is_empty() {
-            let create = format!("CREATE DATABASE \"{}\"", self.dbname.replace('"', "\"\""));
+            let create = format!("CREATE DATABASE \"{}\"", dbname.replace('"', "\"\""));
             conn.execute_text(&create)
                 .map_err(|e| anyhow!("{create}: {e}"))?;
         }
         Ok(())
     }
 
-    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
-    /// benchmark database).
-    pub fn connect_options(&self) -> PgConnectOptions {
-        PgConnectOptions {
-            host: "127.0.0.1".to_string(),
-            port: self.port,
-            user: SUPERUSER.to_string(),
-            password: None,
-            dbname: self.dbname.clone(),
-            application_name: "tidemark".to_string(),
-        }
-    }
-
     /// Connection options over the server's unix socket.
     pub fn socket_options(&self) -> PgConnectOptions {
         PgConnectOptions {
-            host: self.socket_dir.to_string_lossy().into_owned(),
+            host: self.family.socket_dir.to_string_lossy().into_owned(),
             ..self.connect_options()
+        }
+    }
+
+    /// The binaries this server runs.
+    pub fn binaries(&self) -> &PgBinaries {
+        &self.family.bin
+    }
+}
+
+impl Family for PgFamily {
+    type Options = PgConnectOptions;
+    const DIALECT: Dialect = Dialect::Postgres;
+
+    fn connector(opts: &PgConnectOptions) -> Arc<dyn Connector> {
+        Arc::new(PgConnector(opts.clone()))
+    }
+
+    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
+    /// benchmark database).
+    fn connect_options(server: &ManagedServer<Self>) -> PgConnectOptions {
+        PgConnectOptions {
+            host: "127.0.0.1".to_string(),
+            port: server.port(),
+            user: SUPERUSER.to_string(),
+            password: None,
+            dbname: server.setup.dbname.clone(),
+            application_name: "tidemark".to_string(),
         }
     }
 
@@ -246,8 +255,8 @@ impl ManagedPostgres {
     /// `settings` holds what the configuration set, as `SHOW` prints it
     /// (`256MB`, not `32768`); session and per-connection values and the
     /// file paths the server derives itself are left out.
-    pub fn info(&self, spec: &str, label: &str) -> Result<TargetInfo> {
-        let mut conn = PgConn::connect(&self.connect_options())
+    fn info(server: &ManagedServer<Self>, spec: &str, label: &str) -> Result<TargetInfo> {
+        let mut conn = PgConn::connect(&server.connect_options())
             .map_err(|e| anyhow!("cannot connect to PostgreSQL: {e}"))?;
         let mut one = |sql: &str| -> Result<String> {
             let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
@@ -262,92 +271,20 @@ impl ManagedPostgres {
             .to_string();
         let sql = NON_DEFAULT_SETTINGS;
         let settings = name_value_pairs(conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?);
-        let mut extra = serde_json::json!({
-            "bindir": self.bin.bindir,
-            "source": self.bin.source,
-            "binary_version": self.bin.version,
-            "datadir": self.datadir,
-            "port": self.port,
-            "socket_dir": self.socket_dir,
-            "server_user": self.user.name(),
-            "log": self.server.log_path(),
+        let bin = &server.family.bin;
+        let extra = serde_json::json!({
+            "bindir": bin.bindir,
+            "source": bin.source,
+            "binary_version": bin.version,
+            "socket_dir": server.family.socket_dir,
         });
-        if self.datadir != self.requested_datadir {
-            extra["requested_datadir"] = serde_json::json!(self.requested_datadir);
-        }
         Ok(TargetInfo {
-            spec: spec.to_string(),
-            label: label.to_string(),
             dbms: "postgres".to_string(),
             version,
             version_number,
-            config_name: Some(self.config_name.clone()),
-            config_text: self.config_text.clone(),
             settings,
-            managed: true,
-            extra,
+            ..server.info_base(spec, label, extra)
         })
-    }
-
-    /// The postmaster's pid.
-    pub fn pid(&self) -> u32 {
-        self.server.pid()
-    }
-
-    /// The data directory in use (absolute). It differs from the requested
-    /// one only when tidemark runs as root and the server user could not
-    /// reach that (see [`FALLBACK_ROOT`]); such a directory is removed when
-    /// the server stops.
-    pub fn datadir(&self) -> &Path {
-        &self.datadir
-    }
-
-    /// The TCP port on 127.0.0.1.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
-    /// The server log file (beside the requested data directory).
-    pub fn log_path(&self) -> &Path {
-        self.server.log_path()
-    }
-
-    /// The postgresql.conf text tidemark wrote.
-    pub fn config_text(&self) -> &str {
-        &self.config_text
-    }
-
-    /// The binaries this server runs.
-    pub fn binaries(&self) -> &PgBinaries {
-        &self.bin
-    }
-
-    /// Whether the postmaster is still running.
-    pub fn is_running(&mut self) -> bool {
-        self.server.is_running()
-    }
-
-    /// Fast shutdown: SIGINT, up to 60 s, then SIGQUIT and SIGKILL. The
-    /// server is gone afterwards even when this returns an error (it had
-    /// crashed before, or needed to be forced). Calling it again is a no-op.
-    pub fn stop(&mut self) -> Result<()> {
-        if self.stopped {
-            return Ok(());
-        }
-        self.stopped = true;
-        stop_server(
-            &mut self.server,
-            "PostgreSQL",
-            Signal::SIGINT,
-            SHUTDOWN_GRACE,
-            &mut self.scratch,
-        )
-    }
-}
-
-impl Drop for ManagedPostgres {
-    fn drop(&mut self) {
-        let _ = self.stop();
     }
 }
 

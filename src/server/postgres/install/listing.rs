@@ -94,7 +94,7 @@ fn columns(rows: &[[String; 5]]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::install::Manifest;
+    use crate::server::postgres::install::Manifest;
 
     #[test]
     fn listing_names_origin_and_missing_features() {

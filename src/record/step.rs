@@ -1,6 +1,7 @@
-//! What executing one step produced: totals, per-second samples, per-client
-//! finish times and the merged latency histogram. The store writes these
-//! as they are; the report reads them back.
+//! What executing one step produced: how it ended, its counts, per-second
+//! samples, per-client finish times, per-role results and the merged
+//! latency histogram. The runner fills these in; the store writes them as
+//! they are and the report reads them back.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -40,16 +41,51 @@ impl StepStatus {
     }
 }
 
+/// What a step, a role, a client or a second counted: the one set of
+/// counters every result embeds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Events (transactions, loop iterations) completed.
+    pub events: u64,
+    /// Statements sent, BEGIN and COMMIT included.
+    pub statements: u64,
+    /// Rows returned or changed.
+    pub rows: u64,
+    /// Statements that failed.
+    pub errors: u64,
+    /// Events retried after a retryable error.
+    pub retries: u64,
+}
+
+impl Counts {
+    /// Adds `other` to these counts.
+    pub fn add(&mut self, other: &Counts) {
+        self.events += other.events;
+        self.statements += other.statements;
+        self.rows += other.rows;
+        self.errors += other.errors;
+        self.retries += other.retries;
+    }
+
+    /// What was counted since `earlier` (running totals read twice).
+    pub fn since(&self, earlier: &Counts) -> Counts {
+        Counts {
+            events: self.events - earlier.events,
+            statements: self.statements - earlier.statements,
+            rows: self.rows - earlier.rows,
+            errors: self.errors - earlier.errors,
+            retries: self.retries - earlier.retries,
+        }
+    }
+}
+
 /// Counters for one second of the measured interval, summed over clients.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SecondSample {
     /// Seconds since the measured interval began (0-based).
     pub sec: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    #[serde(flatten)]
+    pub counts: Counts,
     /// The largest single event latency seen in this second, microseconds.
     pub max_latency_us: u64,
 }
@@ -102,11 +138,7 @@ pub struct StepResult {
     /// Length of the measured interval (warm-up excluded), seconds.
     pub secs: f64,
     pub threads: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    pub counts: Counts,
     /// The first few distinct error messages, for the user to read.
     pub error_samples: Vec<String>,
     /// Event latency, microseconds, merged over all clients.
@@ -117,7 +149,7 @@ pub struct StepResult {
     /// interval (from getrusage per thread).
     pub client_cpu_secs: f64,
     /// Per role (insert, delete, query…) when the step ran several roles
-    /// per client ([`crate::runner::run_roles`]); empty otherwise.
+    /// per client (`runner::run_roles`); empty otherwise.
     pub roles: Vec<RoleResult>,
     /// Metrics a suite derives from the measurements and stores with the
     /// step (the Insert Benchmark's rates, SLA and fairness); `None` if none.
@@ -133,11 +165,7 @@ impl StepResult {
             failure: Some(reason.into()),
             secs: 0.0,
             threads,
-            events: 0,
-            statements: 0,
-            rows: 0,
-            errors: 0,
-            retries: 0,
+            counts: Counts::default(),
             error_samples: Vec::new(),
             histogram: new_histogram(),
             per_second: Vec::new(),
@@ -155,17 +183,17 @@ impl StepResult {
 
     /// Statements per second, counting BEGIN and COMMIT as sysbench does.
     pub fn qps(&self) -> f64 {
-        per_sec(self.statements, self.secs)
+        per_sec(self.counts.statements, self.secs)
     }
 
     /// Events (transactions) per second.
     pub fn tps(&self) -> f64 {
-        per_sec(self.events, self.secs)
+        per_sec(self.counts.events, self.secs)
     }
 
     /// Rows returned or changed per second.
     pub fn rows_per_sec(&self) -> f64 {
-        per_sec(self.rows, self.secs)
+        per_sec(self.counts.rows, self.secs)
     }
 
     pub fn latency(&self) -> LatencySummary {
@@ -174,7 +202,8 @@ impl StepResult {
 
     /// Client CPU microseconds per statement.
     pub fn client_cpu_us_per_statement(&self) -> Option<f64> {
-        (self.statements > 0).then(|| self.client_cpu_secs * 1e6 / self.statements as f64)
+        (self.counts.statements > 0)
+            .then(|| self.client_cpu_secs * 1e6 / self.counts.statements as f64)
     }
 }
 
@@ -185,11 +214,7 @@ pub struct RoleResult {
     /// `insert`, `delete`, `query`, `ids`, `index`…
     pub role: String,
     pub threads: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    pub counts: Counts,
     /// Intended events per second per thread, when the role is paced.
     pub target_rate: Option<f64>,
     /// Latency from each event's actual start (service time), µs.
@@ -221,11 +246,8 @@ impl RoleResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoleClient {
     pub client: u32,
-    pub events: u64,
-    pub statements: u64,
-    pub rows: u64,
-    pub errors: u64,
-    pub retries: u64,
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Seconds from the step's start to the thread's last event (or the end
     /// of its last slot, when paced).
     pub finish_secs: f64,

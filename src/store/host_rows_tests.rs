@@ -59,7 +59,7 @@ fn sample_host() -> StepHost {
     ];
     let mut missing = BTreeMap::new();
     missing.insert("disk".to_string(), "vda vanished".to_string());
-    let mut metrics = StepMetrics::from_samples(
+    let mut metrics = HostCost::from_samples(
         &seconds,
         2,
         vec!["vda".into(), "vdb".into()],
@@ -109,7 +109,7 @@ fn samples_and_summary_round_trip_with_missing_values() {
     // The summary of a step that sampled nothing keeps its reasons.
     let empty = StepHost {
         seconds: vec![],
-        metrics: StepMetrics::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new()),
+        metrics: HostCost::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new()),
     };
     store
         .write_step_with_host(

@@ -1,9 +1,15 @@
 //! The summary `tidemark run` prints at its end: one line per reported test,
 //! grouped as the seeds group them, one QPS column per target.
+//!
+//! The rows are collected in memory as the steps finish (a run may not be
+//! reportable yet); relative QPS is computed and printed by the report
+//! model's own [`relative`] and [`rel`], so it reads as in the Markdown and HTML.
 
 use std::fmt::Write as _;
 
-use crate::workload::Group;
+use crate::record::Group;
+use crate::report::format::rel;
+use crate::report::model::relative;
 
 /// One test of one target, as the summary needs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,14 +81,8 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
                         };
                         let _ = write!(out, " {:>w$.0}{mark}", r.qps, w = col - 1);
                         if i > 0 {
-                            match base {
-                                Some(b) if b > 0.0 => {
-                                    let _ = write!(out, " {:>6.2}", r.qps / b);
-                                }
-                                _ => {
-                                    let _ = write!(out, " {:>6}", "-");
-                                }
-                            }
+                            let cell = base.and_then(|b| relative(r.qps, b)).map(rel);
+                            let _ = write!(out, " {:>6}", cell.as_deref().unwrap_or("-"));
                         }
                         last_p99 = r.p99_us;
                     }

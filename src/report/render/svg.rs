@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::Bands;
+use crate::report::model::Bands;
 
 /// Colours of the targets' series, in column order (cycled).
 pub const PALETTE: [&str; 8] = [
@@ -359,7 +359,11 @@ mod tests {
     fn one_bar_per_value_and_escaped_labels() {
         let s = bars(vec![Some(1.02), Some(0.95)]);
         assert_eq!(s.matches(r#"class="bar""#).count(), 2);
-        assert_eq!(s.matches(r#"class="whisker""#).count(), 1, "one interval given");
+        assert_eq!(
+            s.matches(r#"class="whisker""#).count(),
+            1,
+            "one interval given"
+        );
         assert!(s.contains("95 % interval 0.90–1.10"));
         assert!(s.contains("b&lt;c") && !s.contains("b<c"));
         assert_eq!(s, bars(vec![Some(1.02), Some(0.95)]), "deterministic");

@@ -1,0 +1,74 @@
+//! How a run records which step it ran: the suite, the name, the sysbench
+//! result group and the parameters.
+
+use serde::{Deserialize, Serialize};
+
+/// The sysbench result groups, as the seeds' reports split them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Group {
+    /// Point queries: names containing "point".
+    Point,
+    /// Range queries without aggregation (range-*, scan).
+    #[serde(rename = "range-noagg")]
+    RangeNoAgg,
+    /// Range queries with aggregation (read-only*).
+    RangeAgg,
+    /// delete, insert, update-*, write-only, read-write.
+    Write,
+}
+
+impl Group {
+    pub const ALL: [Group; 4] = [
+        Group::Point,
+        Group::RangeNoAgg,
+        Group::RangeAgg,
+        Group::Write,
+    ];
+
+    /// Stable identifier, as stored and exported.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Point => "point",
+            Group::RangeNoAgg => "range-noagg",
+            Group::RangeAgg => "range-agg",
+            Group::Write => "write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Group> {
+        Group::ALL.into_iter().find(|g| g.as_str() == s)
+    }
+
+    /// Heading used in summaries and reports.
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Point => "point queries",
+            Group::RangeNoAgg => "range queries without aggregation",
+            Group::RangeAgg => "range queries with aggregation",
+            Group::Write => "writes",
+        }
+    }
+}
+
+/// What the store keeps to identify a step and say what it was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepInfo {
+    /// `sysbench` or `ibench`.
+    pub suite: String,
+    /// Unique name within the run, as the seeds write it
+    /// (`random-points_range=10`, `point-query.pre_range=100`, `l.i1`).
+    pub name: String,
+    /// The microbenchmark or step without decoration (`random-points`).
+    pub test: String,
+    /// sysbench's range parameter, where the test has one.
+    pub range: Option<u32>,
+    pub group: Option<Group>,
+    /// Whether the step is one of the reported ones (not a warm-up or .pre).
+    pub reported: bool,
+    /// What the result means on this target when it differs from the
+    /// reference (e.g. `scan` on SQLite).
+    pub note: Option<String>,
+    /// Parameters that shaped the step (threads, tables, rows, seconds…).
+    pub params: serde_json::Value,
+}
