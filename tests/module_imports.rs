@@ -70,7 +70,7 @@ fn the_report_uses_only_the_store_the_record_and_util() {
     // report of stored results.
     only(
         "report",
-        &["record", "stats", "store", "util", "report"],
+        &["record", "stats", "knobs", "store", "util", "report"],
         &["report/progress.rs"],
     );
 }

@@ -74,7 +74,7 @@ fn the_fixture_compares_what_was_measured() {
     let labels: Vec<&str> = r.targets.iter().map(|t| t.label.as_str()).collect();
     assert_eq!(
         labels,
-        ["pg1518.base.r1", "pg1518.base.r2t1", "pg1518.base.r2t2"]
+        ["pg1518.base.r1", "pg1518.base.r2", "pg1518.base.r2#2"]
     );
     let s = r.sysbench.as_ref().expect("sysbench section");
     let groups: Vec<&str> = s.groups.iter().map(|g| g.group).collect();
@@ -287,7 +287,7 @@ fn report_verb_writes_the_files_and_refuses_bad_input() {
         "1",
         "2:pg1518.base",
         "--base",
-        "pg1518.base.r2t2",
+        "pg1518.base.r2#2",
         "--label",
         "pg1518.base.r1=pg15-default",
         "-o",
@@ -295,7 +295,7 @@ fn report_verb_writes_the_files_and_refuses_bad_input() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("base pg1518.base.r2t2"),
+        stdout(&o).contains("base pg1518.base.r2#2"),
         "{}",
         stdout(&o)
     );
@@ -303,7 +303,7 @@ fn report_verb_writes_the_files_and_refuses_bad_input() {
         assert!(out.join(f).is_file(), "{f}");
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("Relative to: pg1518.base.r2t2"), "{md}");
+    assert!(md.contains("Relative to: pg1518.base.r2#2"), "{md}");
     assert!(md.contains("col-1 : pg15-default"), "{md}");
     let csv = std::fs::read_to_string(out.join("report.csv")).unwrap();
     assert_eq!(

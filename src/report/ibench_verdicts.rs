@@ -9,7 +9,7 @@ use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
 use super::model::{Band, Column};
 use super::sysbench::{compare, median};
-use crate::runner::result::StepStatus;
+use crate::record::StepStatus;
 use crate::stats::Verdict;
 
 /// The step's headline rate and its per-second series: qps for query

@@ -356,6 +356,14 @@ fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_effect: f64) {
         return;
     }
     let decided = summary.verdicts.decided();
+    if decided == 0 {
+        summary.text = format!(
+            "{} (no interval: too few seconds or repetitions; use longer steps or --repeat 3); {}",
+            summary.verdicts.phrase_for_rate(),
+            summary.text
+        );
+        return;
+    }
     let by_chance = decided as f64 * (1.0 - crate::stats::LEVEL);
     summary.text = format!(
         "{} (95 % intervals{}, minimum effect {}%; about {by_chance:.1} of {decided} could be flagged by chance); {}",
