@@ -116,6 +116,17 @@ pub struct RunArgs {
     /// Seconds to wait between targets (default: 0 for quick, 60 otherwise).
     #[arg(long, value_name = "SECS")]
     pub settle_secs: Option<f64>,
+    /// Order of measurements: steps (every target's server up at once, each
+    /// sysbench test run on every target and repetition before the next,
+    /// alternating which goes first; the default with two or more targets
+    /// or repetitions) or servers (one fresh server per target and
+    /// repetition, whole passes A B A B).
+    #[arg(long, value_name = "ORDER")]
+    pub interleave: Option<String>,
+    /// Smallest change the end-of-run report calls faster or slower
+    /// (a fraction or a percentage; default 3%).
+    #[arg(long, value_name = "FRACTION")]
+    pub min_effect: Option<String>,
     /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
     /// 4x the buffer pool), from the machine's memory.
     #[arg(long, default_value = "cached")]
@@ -200,6 +211,10 @@ pub struct ReportArgs {
     /// Lowest relative QPS the bar charts show.
     #[arg(long, value_name = "X", default_value_t = 0.8)]
     pub chart_floor: f64,
+    /// Smallest change a verdict calls faster or slower: a fraction (0.03)
+    /// or a percentage (3%), between 0 and 1.
+    #[arg(long, value_name = "FRACTION", default_value = "3%")]
+    pub min_effect: String,
 }
 
 impl RunArgs {
@@ -236,6 +251,8 @@ impl RunArgs {
             sizing: self.sizing.clone(),
             repeat: self.repeat,
             settle_secs: self.settle_secs,
+            interleave: self.interleave.clone(),
+            min_effect: self.min_effect.clone(),
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
         }
@@ -253,6 +270,7 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "config_set",
         "repeat",
         "settle_secs",
+        "interleave",
         "sizing",
         "profile",
         "tests",
@@ -409,6 +427,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let bands = Bands::parse(&a.bands, "--bands").map_err(anyhow::Error::msg)?;
     let ibench_bands =
         Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
+    let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
     if !(a.chart_floor >= 0.0 && a.chart_floor < 1.0) {
         anyhow::bail!(
             "--chart-floor {}: pick a relative QPS from 0 up to below 1, e.g. 0.8",
@@ -427,6 +446,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         bands,
         ibench_bands,
         chart_floor: a.chart_floor,
+        min_effect,
         ..ReportOptions::default()
     };
     let (report, index) =

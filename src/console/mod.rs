@@ -2,6 +2,11 @@
 //! progress line ([`progress`]) and the terminal summaries ([`terminal`] for
 //! sysbench tests, [`ibench_terminal`] for the Insert Benchmark's steps).
 //!
+//! At the end of a run the sysbench summary is drawn from the report model
+//! ([`verdicts`]: medians, rQPS with its interval, verdicts) whenever the run
+//! can be reported; [`terminal`] is the fallback built from the rows
+//! collected in memory (a run with nothing reportable yet).
+//!
 //! Only [`crate::orchestrate`] uses this module. The summaries print the
 //! same relative values, with the same rounding, as the report's Markdown
 //! and HTML ([`crate::report::model::relative`], [`crate::report::format`]).
@@ -14,3 +19,4 @@
 pub mod ibench_terminal;
 pub mod progress;
 pub mod terminal;
+pub mod verdicts;

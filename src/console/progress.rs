@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::runner::Progress;
+use crate::record::Progress;
 
 /// The progress display of one run.
 pub struct ProgressView {

@@ -148,7 +148,9 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         started_one = true;
         suite = Suite::Ibench;
     }
-    let cell_list = if suite.runs_ibench() {
+    // After the interleaved sysbench phase only the Insert Benchmark (if
+    // the plan runs it) is left for the per-server cells.
+    let cell_list = if suite == plan.suite || plan.suite.runs_ibench() {
         cells(plan)
     } else {
         Vec::new()
@@ -244,7 +246,12 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             (label, median_rows(&r))
         })
         .collect();
-    if !shown.is_empty() {
+    let model = crate::report::model_for_run(&store, run_id, plan.min_effect)
+        .ok()
+        .filter(|r| r.sysbench.is_some());
+    if let Some(report) = &model {
+        print!("{}", crate::console::verdicts::sysbench_summary(report));
+    } else if !shown.is_empty() {
         let (mut names, rows): (Vec<String>, Vec<Vec<SummaryRow>>) = shown.into_iter().unzip();
         dedupe_labels(&mut names);
         if plan.repeat > 1 {
@@ -268,7 +275,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         }
     );
     if plan.report {
-        match crate::report::write_for_run(&store, run_id) {
+        match crate::report::write_for_run(&store, run_id, plan.min_effect) {
             Ok(index) => println!("report: {}", index.display()),
             Err(e) => eprintln!("tidemark: no report for run {run_id}: {e:#}"),
         }

@@ -8,6 +8,8 @@
 //! tests = ["point-query", "insert"]
 //! repeat = 2                     # A B A B
 //! settle_secs = 10
+//! interleave = "steps"          # or "servers"
+//! min_effect = "3%"
 //! config_set = "pg-io-method"    # optional: every target once per config
 //! set = { work_mem = "8MB" }     # settings for every managed target
 //!
@@ -47,6 +49,10 @@ pub struct PlanFile {
     pub tests: Option<Vec<String>>,
     pub repeat: Option<u32>,
     pub settle_secs: Option<f64>,
+    /// `steps` or `servers`.
+    pub interleave: Option<String>,
+    /// The report's minimum effect (`0.03`, `"3%"`).
+    pub min_effect: Option<String>,
     pub config_set: Option<String>,
     /// Settings for every managed target.
     pub set: Option<toml::Table>,
@@ -136,6 +142,16 @@ pub fn apply(
         && !given("settle_secs")
     {
         input.settle_secs = Some(v);
+    }
+    if let Some(v) = file.interleave
+        && !given("interleave")
+    {
+        input.interleave = Some(v);
+    }
+    if let Some(v) = file.min_effect
+        && !given("min_effect")
+    {
+        input.min_effect = Some(v);
     }
     if let Some(v) = file.config_set
         && !given("config_set")

@@ -74,6 +74,8 @@ pub struct Plan {
     pub devices: Vec<String>,
     /// The order of measurements across targets and repetitions.
     pub interleave: interleave::Interleave,
+    /// Smallest change the end-of-run report's verdicts report.
+    pub min_effect: f64,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -105,6 +107,10 @@ pub struct PlanInput {
     pub repeat: Option<u32>,
     /// Settle time between targets (`None`: the profile's).
     pub settle_secs: Option<f64>,
+    /// `steps` or `servers` (`None`: [`interleave::Interleave::default_for`]).
+    pub interleave: Option<String>,
+    /// The end-of-run report's minimum effect (`None`: 3 %).
+    pub min_effect: Option<String>,
     /// A config set every target is expanded by (`pg-durability`).
     pub config_set: Option<String>,
     /// `--device` names, as given.
@@ -239,10 +245,31 @@ impl Plan {
         crate::db::mysql::check_charset(&mysql_charset)
             .map_err(|e| format!("--mysql-charset: {e}"))?;
         let cells = targets.len() * repeat as usize;
-        let interleave =
-            interleave::Interleave::default_for(suite.runs_sysbench(), cells, input.port.is_some());
+        let interleave = match input.interleave.as_deref() {
+            None => interleave::Interleave::default_for(
+                suite.runs_sysbench(),
+                cells,
+                input.port.is_some(),
+            ),
+            Some(text) => {
+                let chosen = interleave::Interleave::parse(text)?;
+                if chosen == interleave::Interleave::Steps && input.port.is_some() && cells > 1 {
+                    return Err(
+                        "--interleave steps keeps several servers up at once, so one --port cannot \
+                         serve them: drop --port or pass --interleave servers"
+                            .into(),
+                    );
+                }
+                chosen
+            }
+        };
+        let min_effect = match input.min_effect.as_deref() {
+            None => crate::stats::DEFAULT_MIN_EFFECT,
+            Some(text) => crate::stats::parse_min_effect(text)?,
+        };
         Ok(Plan {
             interleave,
+            min_effect,
             devices,
             suite,
             profile,

@@ -21,8 +21,8 @@ pub use host_cost::{
 };
 pub use ibench::{ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla};
 pub use step::{
-    ClientResult, Counts, LatencySummary, RoleClient, RoleResult, RoleSecond, SecondSample,
-    StepResult, StepStatus, new_histogram,
+    ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,
+    SecondSample, StepResult, StepStatus, new_histogram,
 };
 pub use step_info::{Group, StepInfo};
 pub use target::TargetInfo;

@@ -283,3 +283,17 @@ fn per_sec(n: u64, secs: f64) -> f64 {
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
 }
+
+/// A progress report, sent about once a second while a step runs.
+#[derive(Clone, Debug)]
+pub struct Progress<'a> {
+    pub label: &'a str,
+    pub warming_up: bool,
+    /// Seconds since the step started (warm-up included).
+    pub elapsed: f64,
+    /// Warm-up plus measured duration, seconds.
+    pub total: f64,
+    /// Statements per second in the last second.
+    pub qps: f64,
+    pub errors: u64,
+}

@@ -43,8 +43,10 @@ pub struct StepHostMetrics {
     pub cpupq: Option<f64>,
     /// The server processes' CPU µs per operation.
     pub server_cpu_us_per_op: Option<f64>,
-    /// Database size, GB.
+    /// Database size, GB (the reference's `dbgb1`).
     pub dbgb: Option<f64>,
+    /// The whole data directory's size, GB (`dbgb2`).
+    pub dbgb2: Option<f64>,
     /// Server resident memory, GB.
     pub rss_gb: Option<f64>,
 }
@@ -79,6 +81,7 @@ pub fn host_metrics(m: &HostCost) -> StepHostMetrics {
         cpupq: p.cpupq,
         server_cpu_us_per_op: p.scpupq,
         dbgb: gb(m.db_bytes),
+        dbgb2: gb(m.datadir_bytes),
         rss_gb: gb(avg.and_then(|a| a.server_rss_bytes)),
     }
 }

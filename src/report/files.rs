@@ -102,13 +102,30 @@ pub fn generate(
 
 /// The report `tidemark run` writes at its end: run `run_id`'s targets,
 /// the first as the base, into the default directory.
-pub fn write_for_run(store: &Store, run_id: i64) -> Result<PathBuf> {
+pub fn write_for_run(store: &Store, run_id: i64, min_effect: f64) -> Result<PathBuf> {
     let (_, index) = generate(
         store,
         &[run_id.to_string()],
         &[],
-        &ReportOptions::default(),
+        &ReportOptions {
+            min_effect,
+            ..ReportOptions::default()
+        },
         None,
     )?;
     Ok(index)
+}
+
+/// The comparison model of run `run_id` (its targets, the first as the
+/// base) without writing files: what the terminal summary at the end of a
+/// run prints, so it says what the report says.
+pub fn model_for_run(store: &Store, run_id: i64, min_effect: f64) -> Result<Report> {
+    let sel = select(store, &[run_id.to_string()], &[])?;
+    build(
+        &sel,
+        &ReportOptions {
+            min_effect,
+            ..ReportOptions::default()
+        },
+    )
 }

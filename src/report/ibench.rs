@@ -26,12 +26,14 @@ pub const IBENCH_STEPS: [&str; 10] = [
 
 pub use crate::record::ibench::{SLA_FRACTION, sla_failed};
 
-/// The per-step metrics row's columns (reference C.1; `dbgb` is the
-/// database size, `rss` the server's resident memory in GB, `maxop` the
-/// largest response time in seconds, `p50`/`p99` of the per-second rate).
-pub const METRIC_COLUMNS: [&str; 19] = [
+/// The per-step metrics row's columns (reference C.1): `dbgb1` the
+/// database's size and `dbgb2` the whole data directory's, in GB; `rss` the
+/// server's resident memory in GB; `maxop` the largest response time of the
+/// step's main operation in seconds; `p50`/`p99` client 1's per-second rate
+/// that 50 % / 99 % of its seconds met or exceeded.
+pub const METRIC_COLUMNS: [&str; 20] = [
     "ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
-    "cspq", "cpupq", "dbgb", "rss", "maxop", "p50", "p99",
+    "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50", "p99",
 ];
 
 /// Whether `step` is one of the query steps (qr*, qp*), which run with
@@ -118,17 +120,6 @@ pub fn fairness(finish_secs: &[f64]) -> Option<FairnessRow> {
         diff: f.diff,
         pct: f.pct,
     })
-}
-
-/// The `q`-th quantile (0..=1) of `xs` by the nearest-rank method.
-pub fn quantile(xs: &[f64], q: f64) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = (q * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
 }
 
 /// Everything the report says about Insert Benchmark steps.
@@ -463,20 +454,11 @@ pub fn per_op_note(basis: &str) -> String {
     }
 }
 
-/// The metrics row of one step, aligned with [`METRIC_COLUMNS`].
+/// The metrics row of one step, aligned with [`METRIC_COLUMNS`]: the host
+/// columns from the stored hardware summary, `maxop`, `p50` and `p99` as
+/// the step stored them (one definition: `workload::ibench::metrics`).
 pub fn metrics_row(x: &IbenchStepInput) -> Vec<Option<f64>> {
     let h: &StepHostMetrics = &x.host;
-    let per_second: Vec<f64> = x
-        .seconds
-        .iter()
-        .filter_map(|p| if is_query_step(&x.step) { p.qps } else { p.ips })
-        .collect();
-    let maxop = x
-        .roles
-        .iter()
-        .map(|r| r.latency.max)
-        .max()
-        .map(|us| us as f64 / 1e6);
     vec![
         x.ips,
         x.qps,
@@ -493,10 +475,11 @@ pub fn metrics_row(x: &IbenchStepInput) -> Vec<Option<f64>> {
         h.cspq,
         h.cpupq,
         h.dbgb,
+        h.dbgb2,
         h.rss_gb,
-        maxop,
-        quantile(&per_second, 0.50),
-        quantile(&per_second, 0.99),
+        x.maxop_secs,
+        x.p50,
+        x.p99,
     ]
 }
 

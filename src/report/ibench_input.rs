@@ -33,6 +33,13 @@ pub struct IbenchStepInput {
     pub roles: Vec<RoleLatency>,
     pub seconds: Vec<IbenchSecond>,
     pub host: StepHostMetrics,
+    /// The stored metrics row's `maxop`, `p50` and `p99` (reference C.1:
+    /// the primary role's largest response time in seconds; client 1's
+    /// per-second rates at 50 % and 99 %, sorted in descending order), as
+    /// the step derived them; `None` for steps stored without them.
+    pub maxop_secs: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
 }
 
 /// One role's response times in a step.
@@ -186,6 +193,9 @@ pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
         roles,
         seconds,
         host: host_metrics_of(s),
+        maxop_secs: metrics.as_ref().map(|m| m.maxop_secs),
+        p50: metrics.as_ref().and_then(|m| m.p50),
+        p99: metrics.as_ref().and_then(|m| m.p99),
     }
 }
 
@@ -251,5 +261,10 @@ fn input_from_generic_step(s: &StepRecord) -> IbenchStepInput {
             })
             .collect(),
         host: host_metrics_of(s),
+        // Its one histogram is the primary role's; its seconds are every
+        // client's, not client 1's, so the rate percentiles are not known.
+        maxop_secs: Some(s.latency.max as f64 / 1e6),
+        p50: None,
+        p99: None,
     }
 }

@@ -15,6 +15,9 @@ fn step(name: &str, ips: Option<f64>, qps: Option<f64>, target: Option<f64>) -> 
         roles: Vec::new(),
         seconds: Vec::new(),
         host: StepHostMetrics::default(),
+        maxop_secs: None,
+        p50: None,
+        p99: None,
     }
 }
 
@@ -79,15 +82,6 @@ fn fairness_is_the_spread_of_finish_times() {
 }
 
 #[test]
-fn quantiles_by_nearest_rank() {
-    let xs: Vec<f64> = (1..=100).map(f64::from).collect();
-    assert_eq!(quantile(&xs, 0.5), Some(50.0));
-    assert_eq!(quantile(&xs, 0.99), Some(99.0));
-    assert_eq!(quantile(&[7.0], 0.99), Some(7.0));
-    assert_eq!(quantile(&[], 0.5), None);
-}
-
-#[test]
 fn buckets_split_a_histogram_in_percent() {
     let mut h = new_histogram();
     for v in [50, 90, 500, 5_000] {
@@ -104,6 +98,10 @@ fn buckets_split_a_histogram_in_percent() {
 fn two_targets() -> Vec<(String, Vec<IbenchStepInput>)> {
     let mut a_li1 = step("l.i1", Some(1000.0), None, None);
     a_li1.client_finish_secs = vec![100.0, 150.0];
+    // What the step stored (workload::ibench::metrics derives them).
+    a_li1.maxop_secs = Some(2.5);
+    a_li1.p50 = Some(1_000.0);
+    a_li1.p99 = Some(900.0);
     a_li1.roles = vec![RoleLatency {
         role: "insert".into(),
         latency: LatencySummary {
@@ -163,14 +161,14 @@ fn section_tables_from_two_targets() {
     assert_eq!(s.fairness.len(), 1);
     assert_eq!(s.fairness[0].step, "l.i1");
     assert_eq!(s.fairness[0].rows[0].1.pct, 50.0);
-    // The metrics row: ips, maxop in seconds, p50/p99 of the per-second rate.
+    // The metrics row: ips, and maxop, p50, p99 as the step stored them.
     let li1 = s.metrics.iter().find(|m| m.step == "l.i1").unwrap();
     let row = &li1.rows[0].1;
     let col = |k: &str| row[METRIC_COLUMNS.iter().position(|c| *c == k).unwrap()];
     assert_eq!(col("ips"), Some(1000.0));
     assert_eq!(col("maxop"), Some(2.5));
-    assert_eq!(col("p50"), Some(950.0));
-    assert_eq!(col("p99"), Some(1050.0));
+    assert_eq!(col("p50"), Some(1_000.0));
+    assert_eq!(col("p99"), Some(900.0));
     assert_eq!(col("cpupq"), None, "host metrics are n/a until stored");
     assert_eq!(s.series.len(), 1);
     assert_eq!(s.series[0].lines[0].ips.len(), 4);

@@ -20,6 +20,6 @@ pub mod render;
 pub mod select;
 pub mod sysbench;
 
-pub use files::{default_dir, generate, write_for_run, write_report};
+pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};
 pub use model::{Bands, Report, ReportOptions};
 pub use render::{Renderer, html, markdown};

@@ -63,19 +63,7 @@ pub struct StepPlan {
     pub duration: Duration,
 }
 
-/// A progress report, sent about once a second while a step runs.
-#[derive(Clone, Debug)]
-pub struct Progress<'a> {
-    pub label: &'a str,
-    pub warming_up: bool,
-    /// Seconds since the step started (warm-up included).
-    pub elapsed: f64,
-    /// Warm-up plus measured duration, seconds.
-    pub total: f64,
-    /// Statements per second in the last second.
-    pub qps: f64,
-    pub errors: u64,
-}
+pub use crate::record::Progress;
 
 /// Runs one step to its end (or until `cancel` is set) and returns what it
 /// measured. Fails only when clients cannot connect or prepare.

@@ -1,0 +1,122 @@
+//! The sysbench summary `tidemark run` prints at its end, drawn from the
+//! report model (the same numbers, intervals and verdicts as the Markdown
+//! and HTML): per group, each test's QPS on each target (medians over
+//! repetitions), its rQPS with half its 95 % interval and the verdict, and
+//! the group's verdict count.
+
+use std::fmt::Write as _;
+
+use crate::report::Report;
+use crate::report::format::{rel, rel_pm};
+use crate::report::sysbench::Cell;
+
+/// Formats the sysbench part of `report` for the terminal; empty when it
+/// has no sysbench section.
+pub fn sysbench_summary(report: &Report) -> String {
+    let mut out = String::new();
+    let Some(s) = &report.sysbench else {
+        return out;
+    };
+    let labels: Vec<&str> = report.targets.iter().map(|t| t.label.as_str()).collect();
+    let width = s
+        .groups
+        .iter()
+        .flat_map(|g| &g.tests)
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let col = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(12)
+        .clamp(12, 24);
+    let repeats = s
+        .groups
+        .iter()
+        .flat_map(|g| &g.tests)
+        .flat_map(|t| t.cells.iter().flatten())
+        .map(|c| c.n)
+        .max()
+        .unwrap_or(1);
+    if repeats > 1 {
+        let _ = writeln!(out, "\nmedian QPS over {repeats} repetitions");
+    }
+    for g in &s.groups {
+        let _ = writeln!(out, "\n{}", g.title);
+        let _ = write!(out, "  {:<width$}", "test");
+        for (i, l) in labels.iter().enumerate() {
+            let _ = write!(out, " {:>col$}", truncate(l, col));
+            if i > 0 {
+                let _ = write!(out, " {:>12} {:<13}", "rel ±95%", "verdict");
+            }
+        }
+        let _ = writeln!(out, " {:>10}", "p99 µs");
+        for t in &g.tests {
+            let _ = write!(out, "  {:<width$}", t.name);
+            let mut p99 = 0;
+            for (i, c) in t.cells.iter().enumerate() {
+                match c {
+                    Some(c) => {
+                        let mark = if c.flagged() { "!" } else { " " };
+                        let _ = write!(out, " {:>w$.0}{mark}", c.qps, w = col - 1);
+                        if i > 0 {
+                            let _ = write!(
+                                out,
+                                " {:>12} {:<13}",
+                                rel_text(c),
+                                c.verdict.unwrap_or("-")
+                            );
+                        }
+                        p99 = c.p99_us;
+                    }
+                    None => {
+                        let _ = write!(out, " {:>col$}", "-");
+                        if i > 0 {
+                            let _ = write!(out, " {:>12} {:<13}", "-", "");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, " {p99:>10}");
+        }
+        for sum in &g.summaries {
+            let _ = writeln!(out, "  {}: {}", sum.target, sum.verdicts.phrase_for_rate());
+        }
+    }
+    if let Some(m) = &report.interval_method {
+        let _ = writeln!(
+            out,
+            "\nintervals: {m}; verdicts need the whole interval past 1 and a change of at least {}%",
+            crate::report::format::amount(report.min_effect * 100.0).trim_end_matches(".00")
+        );
+    }
+    if s.groups
+        .iter()
+        .flat_map(|g| &g.tests)
+        .flat_map(|t| t.cells.iter().flatten())
+        .any(Cell::flagged)
+    {
+        let _ = writeln!(
+            out,
+            "\n! = the step had errors or did not finish; `tidemark export` shows why"
+        );
+    }
+    out
+}
+
+fn rel_text(c: &Cell) -> String {
+    match c.relative {
+        Some(x) if c.interval.is_some() => rel_pm(x, c.interval.as_ref()),
+        Some(x) => rel(x),
+        None => "-".into(),
+    }
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}

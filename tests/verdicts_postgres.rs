@@ -1,0 +1,193 @@
+//! Verdicts on real servers: a planted difference of known, large effect
+//! (index scans turned off, so a point query becomes a scan of the table)
+//! is flagged slower with a paired interval from interleaved repetitions;
+//! the run keeps both servers up and alternates them per test, stores each
+//! repetition as its own row, runs only the suite asked for, and the same
+//! spec twice is labelled `#2`. Bad verdict options fail in one line.
+
+mod common;
+
+use common::cli_runs::export_json;
+use common::*;
+
+#[test]
+fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = run_tidemark(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--results",
+        results,
+        "--tests",
+        "point-query,random-points_range=10",
+        "--table-size",
+        "20000",
+        "--read-secs",
+        "1",
+        "--warmup-secs",
+        "0.2",
+        "--repeat",
+        "3",
+        "--seed",
+        "11",
+        "--target",
+        "pg@system",
+        "--target",
+        "pg@system:enable_indexscan=off:enable_bitmapscan=off:enable_indexonlyscan=off",
+    ]);
+    assert_success(&out);
+    let text = stdout(&out);
+    // The end-of-run summary is the report's: rQPS with its interval and
+    // the verdict, and the group's count.
+    assert!(
+        text.contains("rel ±95%") && text.contains("slower"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pg1518.base#2") || text.contains("#2"),
+        "{text}"
+    );
+
+    // Stored: two positions × three repetitions, only sysbench steps, the
+    // second label numbered.
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 6, "2 targets × 3 repetitions");
+    for t in targets {
+        let names: Vec<&str> = t["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["point-query_range=100", "random-points_range=10"]);
+    }
+    let label = |pos: u64| {
+        targets.iter().find(|t| t["position"] == pos).unwrap()["label"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(label(1), format!("{}#2", label(0)));
+    // Interleaved: each test ran on both targets in every repetition before
+    // the next test started.
+    let mut starts: Vec<(String, String)> = targets
+        .iter()
+        .flat_map(|t| t["steps"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["started_at"].as_str().unwrap().to_string(),
+                s["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    starts.sort();
+    let order: Vec<&str> = starts.iter().map(|(_, n)| n.as_str()).collect();
+    let first_of_second = order
+        .iter()
+        .position(|n| *n == "random-points_range=10")
+        .unwrap();
+    assert!(
+        order[..first_of_second]
+            .iter()
+            .all(|n| *n == "point-query_range=100")
+            && first_of_second == 6,
+        "tests interleaved across targets: {order:?}"
+    );
+
+    // The report: one column per target, both cells slower with a paired
+    // t interval from 3 repetitions entirely below 1.
+    let report_dir = dir.path().join("report");
+    let out = run_tidemark(&[
+        "report",
+        "--results",
+        results,
+        "-o",
+        report_dir.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["targets"].as_array().unwrap().len(), 2);
+    let point = &report["sysbench"]["groups"][0];
+    let mut slower = 0;
+    for t in point["tests"].as_array().unwrap() {
+        let c = &t["cells"][1];
+        assert_eq!(c["n"], 3, "{}", t["name"]);
+        let iv = &c["interval"];
+        assert_eq!(iv["method"], "paired-t");
+        assert_eq!(iv["n"], 3);
+        let (lo, est, hi) = (
+            iv["lo"].as_f64().unwrap(),
+            iv["estimate"].as_f64().unwrap(),
+            iv["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= est && est <= hi, "{iv}");
+        if c["verdict"] == "slower" {
+            assert!(hi < 1.0 && est <= 0.97, "{iv}");
+            slower += 1;
+        }
+    }
+    assert!(
+        slower >= 1,
+        "a point query without index scans is far slower: {}",
+        point["summaries"][0]["text"]
+    );
+    assert!(
+        point["summaries"][0]["verdicts"]["lower"].as_u64().unwrap() >= 1,
+        "{}",
+        point["summaries"][0]
+    );
+    let csv = std::fs::read_to_string(report_dir.join("report.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for k in ["lo", "hi", "n", "verdict", "method"] {
+        assert!(header.contains(&k), "{header:?}");
+    }
+    assert!(csv.contains(",slower,paired-t"), "{csv}");
+    let md = std::fs::read_to_string(report_dir.join("report.md")).unwrap();
+    assert!(md.contains(" ±") && md.contains("paired in time"), "{md}");
+}
+
+#[test]
+fn bad_verdict_options_fail_in_one_line_before_any_server_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r");
+    let results = results.to_str().unwrap();
+    for (args, says) in [
+        (vec!["run", "--repeat", "0"], "--repeat 0"),
+        (vec!["run", "--min-effect", "1.5"], "--min-effect"),
+        (vec!["run", "--min-effect", "0"], "--min-effect"),
+        (vec!["run", "--interleave", "slices"], "--interleave"),
+        (
+            vec![
+                "run",
+                "--interleave",
+                "steps",
+                "--port",
+                "5999",
+                "--target",
+                "pg@system",
+                "--target",
+                "pg@system",
+            ],
+            "--port",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--results", results]);
+        let out = run_tidemark(&all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!std::path::Path::new(results).join("results.db").exists());
+    let out = run_tidemark(&["report", "--results", results, "--min-effect", "200%"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--min-effect"), "{}", stderr(&out));
+}
