@@ -1,0 +1,70 @@
+//! The report of a run with the same spec twice and `--repeat 2`
+//! (tests/fixtures/report-repeat, a real short run; see its README): one
+//! column per target, never per repetition; the second spec labelled `#2`;
+//! every relative number with a paired interval of n = 2; a Markdown
+//! snapshot of the whole page.
+
+use std::path::{Path, PathBuf};
+
+use tidemark::report::select::select;
+use tidemark::report::{Report, ReportOptions, markdown, model};
+use tidemark::store::Store;
+
+/// A copy of the fixture's results directory (opening a store writes its
+/// WAL files next to it, which must not happen in the source tree).
+fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report-repeat/results.db");
+    std::fs::copy(&src, results.join("results.db")).expect("fixture results.db");
+    (dir, results)
+}
+
+fn fixture_report(results: &Path) -> Report {
+    let store = Store::open_existing(results).expect("fixture opens");
+    let sel = select(&store, &[], &[]).expect("selection");
+    model::build(&sel, &ReportOptions::default()).expect("report builds")
+}
+
+#[test]
+fn repetitions_make_one_column_per_target_with_an_interval() {
+    let (_dir, results) = fixture_copy();
+    let r = fixture_report(&results);
+    let labels: Vec<&str> = r.targets.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(labels, ["pg1518.base", "pg1518.base#2"]);
+    let s = r.sysbench.as_ref().unwrap();
+    let mut cells = 0;
+    for t in s.groups.iter().flat_map(|g| &g.tests) {
+        let base = t.cells[0].as_ref().unwrap();
+        assert_eq!(base.n, 2, "{}", t.name);
+        assert!(base.interval.is_none() && base.verdict.is_none());
+        let c = t.cells[1].as_ref().unwrap();
+        assert_eq!(c.n, 2, "{}", t.name);
+        let iv = c.interval.unwrap();
+        assert_eq!(iv.n, 2);
+        assert_eq!(iv.method, tidemark::stats::Method::PairedT);
+        assert!(iv.lo <= iv.estimate && iv.estimate <= iv.hi);
+        assert_eq!(c.relative, Some(iv.estimate));
+        assert!(c.verdict.is_some());
+        cells += 1;
+    }
+    assert_eq!(cells, 4);
+    for g in &s.groups {
+        assert_eq!(g.summaries.len(), 1);
+        assert_eq!(g.summaries[0].verdicts.decided() as usize, g.tests.len());
+    }
+}
+
+#[test]
+fn markdown_of_a_repeated_run_with_the_same_spec_twice() {
+    let (_dir, results) = fixture_copy();
+    let md = markdown::render(&fixture_report(&results));
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[time]");
+    s.add_filter(
+        &format!("tidemark {}", env!("CARGO_PKG_VERSION").replace('.', r"\.")),
+        "tidemark [version]",
+    );
+    s.bind(|| insta::assert_snapshot!("repeat_markdown", md));
+}
