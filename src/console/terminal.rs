@@ -36,19 +36,8 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
         }
         v
     };
-    let width = names_in_order
-        .iter()
-        .map(|(n, _)| n.len())
-        .max()
-        .unwrap_or(10)
-        .max(10);
-    // Labels are shown whole up to 24 characters (pg1518.base, sqlite3541.wal).
-    let col = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(12)
-        .clamp(12, 24);
+    let width = name_width(names_in_order.iter().map(|(n, _)| *n));
+    let col = label_width(labels.iter().map(String::as_str));
     for group in Group::ALL {
         let names: Vec<&str> = names_in_order
             .iter()
@@ -114,7 +103,23 @@ fn find<'a>(rows: &'a [SummaryRow], name: &str) -> Option<&'a SummaryRow> {
     rows.iter().find(|r| r.name == name)
 }
 
-fn truncate(s: &str, n: usize) -> &str {
+/// The width of the test-name column: the longest name, at least 10.
+pub(super) fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(10).max(10)
+}
+
+/// The width of a target's column: labels are shown whole up to 24
+/// characters (pg1518.base, sqlite3541.wal), at least 12.
+pub(super) fn label_width<'a>(labels: impl Iterator<Item = &'a str>) -> usize {
+    labels
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(12)
+        .clamp(12, 24)
+}
+
+/// `s` cut to `n` characters.
+pub(super) fn truncate(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,

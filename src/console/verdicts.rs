@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use super::terminal::{label_width, name_width, truncate};
 use crate::report::Report;
 use crate::report::format::{rel, rel_pm};
 use crate::report::sysbench::Cell;
@@ -18,20 +19,13 @@ pub fn sysbench_summary(report: &Report) -> String {
         return out;
     };
     let labels: Vec<&str> = report.targets.iter().map(|t| t.label.as_str()).collect();
-    let width = s
-        .groups
-        .iter()
-        .flat_map(|g| &g.tests)
-        .map(|t| t.name.chars().count())
-        .max()
-        .unwrap_or(10)
-        .max(10);
-    let col = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(12)
-        .clamp(12, 24);
+    let width = name_width(
+        s.groups
+            .iter()
+            .flat_map(|g| &g.tests)
+            .map(|t| t.name.as_str()),
+    );
+    let col = label_width(labels.iter().copied());
     let repeats = s
         .groups
         .iter()
@@ -111,12 +105,5 @@ fn rel_text(c: &Cell) -> String {
         Some(x) if c.interval.is_some() => rel_pm(x, c.interval.as_ref()),
         Some(x) => rel(x),
         None => "-".into(),
-    }
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
     }
 }

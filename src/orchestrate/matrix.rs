@@ -1,7 +1,7 @@
 //! Running a plan as a matrix: targets one after another with the same
 //! workload parameters and seeds, each on a freshly started server, a
 //! settle time between them, and `--repeat N` passes over the whole target
-//! sequence interleaved (A B C A B C), each pass stored as a repetition.
+//! sequence interleaved (A B C, C B A), each pass stored as a repetition.
 //!
 //! The unit of work is a cell, (target position, repetition, step name).
 //! A resumed run (`--resume RUN`) skips the cells already stored as
@@ -9,6 +9,11 @@
 //! a partly measured one starts a fresh server, loads, and measures the
 //! rest (see [`super::step::StepContext::measure`]). Nothing here knows a
 //! suite beyond [`planned_step_names`] and which driver runs it.
+//!
+//! With [`Interleave::Steps`] (the default for two or more cells) the
+//! sysbench tests run first, all targets' servers up at once
+//! ([`super::interleave`]); the per-server cells then run only the Insert
+//! Benchmark, if the plan has it.
 
 use std::time::{Duration, Instant};
 
@@ -47,18 +52,25 @@ struct Cell<'a> {
 }
 
 /// The cells in execution order: repetition-major, so the targets
-/// interleave (A B C A B C).
+/// interleave, and every other pass backwards so no target always goes
+/// first (A B C, C B A, A B C…).
 fn cells(plan: &Plan) -> Vec<Cell<'_>> {
     (0..plan.repeat)
         .flat_map(|repetition| {
-            plan.targets
+            let mut pass: Vec<Cell<'_>> = plan
+                .targets
                 .iter()
                 .enumerate()
-                .map(move |(pos, target)| Cell {
+                .map(|(pos, target)| Cell {
                     pos: pos as u32,
                     repetition,
                     target,
                 })
+                .collect();
+            if repetition % 2 == 1 {
+                pass.reverse();
+            }
+            pass
         })
         .collect()
 }

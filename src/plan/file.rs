@@ -133,31 +133,11 @@ pub fn apply(
     take!(profile, "profile");
     take!(sizing, "sizing");
     take!(tests, "tests");
-    if let Some(v) = file.repeat
-        && !given("repeat")
-    {
-        input.repeat = Some(v);
-    }
-    if let Some(v) = file.settle_secs
-        && !given("settle_secs")
-    {
-        input.settle_secs = Some(v);
-    }
-    if let Some(v) = file.interleave
-        && !given("interleave")
-    {
-        input.interleave = Some(v);
-    }
-    if let Some(v) = file.min_effect
-        && !given("min_effect")
-    {
-        input.min_effect = Some(v);
-    }
-    if let Some(v) = file.config_set
-        && !given("config_set")
-    {
-        input.config_set = Some(v);
-    }
+    take!(repeat, "repeat");
+    take!(settle_secs, "settle_secs");
+    take!(interleave, "interleave");
+    take!(min_effect, "min_effect");
+    take!(config_set, "config_set");
     if let Some(v) = file.pg_bindir
         && !given("pg_bindir")
     {
@@ -168,11 +148,7 @@ pub fn apply(
     {
         input.mysql_basedir = Some(dir.join(v));
     }
-    if let Some(v) = file.mysql_charset
-        && !given("mysql_charset")
-    {
-        input.mysql_charset = Some(v);
-    }
+    take!(mysql_charset, "mysql_charset");
     if let Some(params) = file.params {
         input.overrides.fill_from(params);
     }

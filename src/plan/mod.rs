@@ -61,7 +61,7 @@ pub struct Plan {
     pub command_line: String,
     /// The buffer pool chosen for the data and this machine.
     pub sizing: SizingChoice,
-    /// How many times the whole target sequence runs (A B C A B C…).
+    /// How many times the whole target sequence runs (A B C, C B A…).
     pub repeat: u32,
     /// Seconds to wait between one target's server stopping and the next
     /// one starting.
