@@ -127,6 +127,13 @@ pub struct RunArgs {
     /// (a fraction or a percentage; default 3%).
     #[arg(long, value_name = "FRACTION")]
     pub min_effect: Option<String>,
+    /// CPUs the managed servers run on (0-1,3 as taskset writes them);
+    /// recorded with the run.
+    #[arg(long, value_name = "CPUS")]
+    pub server_cpus: Option<String>,
+    /// CPUs tidemark's client threads run on; recorded with the run.
+    #[arg(long, value_name = "CPUS")]
+    pub client_cpus: Option<String>,
     /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
     /// 4x the buffer pool), from the machine's memory.
     #[arg(long, default_value = "cached")]
@@ -202,10 +209,13 @@ pub struct ReportArgs {
     /// Rename a target in the report, repeatable (--label pg1518.base=pg15).
     #[arg(long = "label", value_name = "OLD=NEW")]
     pub labels: Vec<String>,
-    /// Sysbench relative-QPS colours: red at or below LOW, green at or above HIGH.
+    /// Fixed relative-QPS bands (red at or below LOW, green at or above
+    /// HIGH) kept in report.json for scripts; the cells are coloured by
+    /// their verdict (see --min-effect).
     #[arg(long, value_name = "LOW,HIGH", default_value = "0.97,1.03")]
     pub bands: String,
-    /// Insert Benchmark relative-throughput colours.
+    /// Insert Benchmark fixed bands for report.json (cells are coloured by
+    /// their verdict).
     #[arg(long, value_name = "LOW,HIGH", default_value = "0.95,1.05")]
     pub ibench_bands: String,
     /// Lowest relative QPS the bar charts show.
@@ -253,6 +263,8 @@ impl RunArgs {
             settle_secs: self.settle_secs,
             interleave: self.interleave.clone(),
             min_effect: self.min_effect.clone(),
+            server_cpus: self.server_cpus.clone(),
+            client_cpus: self.client_cpus.clone(),
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
         }
@@ -271,6 +283,8 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "repeat",
         "settle_secs",
         "interleave",
+        "server_cpus",
+        "client_cpus",
         "sizing",
         "profile",
         "tests",

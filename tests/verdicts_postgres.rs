@@ -191,3 +191,83 @@ fn bad_verdict_options_fail_in_one_line_before_any_server_starts() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--min-effect"), "{}", stderr(&out));
 }
+
+/// `Cpus_allowed_list` of process or thread `path` (`/proc/PID` or
+/// `/proc/PID/task/TID`).
+fn allowed_cpus(path: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("{path}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn servers_and_clients_run_on_the_cpus_given() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap().to_string();
+    let mut child = tidemark()
+        .args([
+            "run",
+            "--suite",
+            "sysbench",
+            "--results",
+            &results,
+            "--tests",
+            "point-query",
+            "--table-size",
+            "2000",
+            "--read-secs",
+            "4",
+            "--warmup-secs",
+            "0",
+            "--server-cpus",
+            "0",
+            "--client-cpus",
+            "1",
+            "--no-report",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (server, threads) = loop {
+        let pids = postgres_pids_mentioning(&results);
+        let threads: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|t| allowed_cpus(&t.path().display().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Wait until the server is up and the clients have started.
+        if let Some(&pid) = pids.first()
+            && threads.len() > 2
+        {
+            break (allowed_cpus(&format!("/proc/{pid}")), threads);
+        }
+        assert!(std::time::Instant::now() < deadline, "no server seen");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(server.as_deref(), Some("0"), "the server on CPU 0");
+    assert!(
+        threads.iter().all(|t| t == "1"),
+        "every tidemark thread on CPU 1: {threads:?}"
+    );
+    let raw = export_json(&results);
+    let params = &raw["runs"][0]["params"];
+    assert_eq!(params["server_cpus"], "0");
+    assert_eq!(params["client_cpus"], "1");
+    let out = run_tidemark(&["run", "--results", &results, "--server-cpus", "0-99999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--server-cpus"), "{}", stderr(&out));
+}

@@ -106,6 +106,15 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             params["sizing"] = serde_json::to_value(&plan.sizing)?;
             params["repeat"] = plan.repeat.into();
             params["settle_secs"] = plan.settle_secs.into();
+            params["interleave"] = plan.interleave.as_str().into();
+            for (key, cpus) in [
+                ("server_cpus", &plan.server_cpus),
+                ("client_cpus", &plan.client_cpus),
+            ] {
+                if let Some(c) = cpus {
+                    params[key] = crate::util::cpus::format_list(c).into();
+                }
+            }
             let id = store.begin_run(&RunInfo {
                 started_at: crate::util::time::now_rfc3339(),
                 command_line: plan.command_line.clone(),

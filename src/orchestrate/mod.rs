@@ -64,6 +64,7 @@ fn install_signal_handlers() {
 /// Runs the plan as a new run; returns the exit code (0; 1 when a target
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
+    place_cpus(plan)?;
     install_signal_handlers();
     matrix::execute(plan, None)
 }
@@ -71,6 +72,17 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// Continues run `run_id` (its plan rebuilt from the store), skipping the
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
+    place_cpus(plan)?;
     install_signal_handlers();
     matrix::execute(plan, Some(run_id))
+}
+
+/// `--server-cpus` / `--client-cpus`: placed before any thread or server
+/// starts, so every thread tidemark starts inherits the client CPUs.
+fn place_cpus(plan: &Plan) -> anyhow::Result<()> {
+    if plan.server_cpus.is_some() || plan.client_cpus.is_some() {
+        crate::util::cpus::place(plan.server_cpus.as_deref(), plan.client_cpus.as_deref())
+            .map_err(|e| anyhow::anyhow!("cannot place tidemark on --client-cpus: {e}"))?;
+    }
+    Ok(())
 }

@@ -53,6 +53,9 @@ pub struct PlanFile {
     pub interleave: Option<String>,
     /// The report's minimum effect (`0.03`, `"3%"`).
     pub min_effect: Option<String>,
+    /// CPU lists (`"1"`, `"0-1"`).
+    pub server_cpus: Option<String>,
+    pub client_cpus: Option<String>,
     pub config_set: Option<String>,
     /// Settings for every managed target.
     pub set: Option<toml::Table>,
@@ -137,6 +140,8 @@ pub fn apply(
     take!(settle_secs, "settle_secs");
     take!(interleave, "interleave");
     take!(min_effect, "min_effect");
+    take!(server_cpus, "server_cpus");
+    take!(client_cpus, "client_cpus");
     take!(config_set, "config_set");
     if let Some(v) = file.pg_bindir
         && !given("pg_bindir")

@@ -40,10 +40,17 @@ impl Interleave {
     }
 
     /// The default: `steps` when sysbench tests run on more than one cell
-    /// (targets × repetitions) and no fixed `--port` forbids two servers at
-    /// once; `servers` otherwise.
-    pub fn default_for(runs_sysbench: bool, cells: usize, fixed_port: bool) -> Interleave {
-        if runs_sysbench && cells > 1 && !fixed_port {
+    /// (targets × repetitions), every target is a server tidemark starts
+    /// (two external URLs or SQLite files may be one database, whose tables
+    /// two live targets would share) and no fixed `--port` forbids two
+    /// servers at once; `servers` otherwise.
+    pub fn default_for(
+        runs_sysbench: bool,
+        cells: usize,
+        all_managed: bool,
+        fixed_port: bool,
+    ) -> Interleave {
+        if runs_sysbench && cells > 1 && all_managed && !fixed_port {
             Interleave::Steps
         } else {
             Interleave::Servers
@@ -61,12 +68,15 @@ mod tests {
         assert_eq!(Interleave::parse("servers"), Ok(Interleave::Servers));
         let e = Interleave::parse("slices").unwrap_err();
         assert!(e.starts_with("--interleave \"slices\"") && !e.contains('\n'));
-        assert_eq!(Interleave::default_for(true, 2, false), Interleave::Steps);
-        assert_eq!(Interleave::default_for(true, 1, false), Interleave::Servers);
+        let d = Interleave::default_for;
+        assert_eq!(d(true, 2, true, false), Interleave::Steps);
+        assert_eq!(d(true, 1, true, false), Interleave::Servers);
+        assert_eq!(d(false, 4, true, false), Interleave::Servers);
         assert_eq!(
-            Interleave::default_for(false, 4, false),
-            Interleave::Servers
+            d(true, 4, false, false),
+            Interleave::Servers,
+            "an external target"
         );
-        assert_eq!(Interleave::default_for(true, 4, true), Interleave::Servers);
+        assert_eq!(d(true, 4, true, true), Interleave::Servers, "a fixed port");
     }
 }

@@ -76,6 +76,10 @@ pub struct Plan {
     pub interleave: interleave::Interleave,
     /// Smallest change the end-of-run report's verdicts report.
     pub min_effect: f64,
+    /// CPUs for the managed servers and for tidemark's clients (`None`:
+    /// not placed).
+    pub server_cpus: Option<Vec<usize>>,
+    pub client_cpus: Option<Vec<usize>>,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -111,6 +115,9 @@ pub struct PlanInput {
     pub interleave: Option<String>,
     /// The end-of-run report's minimum effect (`None`: 3 %).
     pub min_effect: Option<String>,
+    /// `--server-cpus` and `--client-cpus` as given.
+    pub server_cpus: Option<String>,
+    pub client_cpus: Option<String>,
     /// A config set every target is expanded by (`pg-durability`).
     pub config_set: Option<String>,
     /// `--device` names, as given.
@@ -249,6 +256,12 @@ impl Plan {
             None => interleave::Interleave::default_for(
                 suite.runs_sysbench(),
                 cells,
+                targets.iter().all(|t| {
+                    matches!(
+                        t.spec,
+                        TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
+                    )
+                }),
                 input.port.is_some(),
             ),
             Some(text) => {
@@ -267,9 +280,18 @@ impl Plan {
             None => crate::stats::DEFAULT_MIN_EFFECT,
             Some(text) => crate::stats::parse_min_effect(text)?,
         };
+        let cpus = |text: &Option<String>, what: &str| {
+            text.as_deref()
+                .map(|t| crate::util::cpus::parse_cpu_list(t, what))
+                .transpose()
+        };
+        let server_cpus = cpus(&input.server_cpus, "--server-cpus")?;
+        let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
         Ok(Plan {
             interleave,
             min_effect,
+            server_cpus,
+            client_cpus,
             devices,
             suite,
             profile,

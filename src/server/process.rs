@@ -112,6 +112,9 @@ impl ServerProcess {
             .stderr(log_err)
             .process_group(0);
         arm_parent_death_signal(&mut cmd, opts.stop_signal);
+        if let Some(set) = crate::util::cpus::server_set() {
+            place_on(&mut cmd, set);
+        }
         let program = cmd.get_program().display().to_string();
         // Hold the registry while forking so an emergency stop cannot miss
         // a server that exists but is not yet registered.
@@ -244,6 +247,21 @@ fn arm_parent_death_signal(cmd: &mut Command, sig: Signal) {
             }
             if libc::getppid() != parent {
                 return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Runs the child on the CPUs of `set` (`--server-cpus`); every process
+/// the server forks inherits them.
+fn place_on(cmd: &mut Command, set: libc::cpu_set_t) {
+    // SAFETY: between fork and exec the closure makes one async-signal-safe
+    // system call on a set built before the fork; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(io::Error::last_os_error());
             }
             Ok(())
         });

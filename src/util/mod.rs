@@ -1,3 +1,4 @@
 //! Small helpers shared by several modules that belong to none of them.
 
+pub mod cpus;
 pub mod time;

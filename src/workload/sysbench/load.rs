@@ -26,8 +26,6 @@ pub(crate) const MARKER: &str = "tidemark_owned_tables";
 
 /// Rows per multi-row INSERT during the load.
 const LOAD_BATCH: u64 = 1000;
-/// Rows per work unit handed to a load thread.
-const LOAD_CHUNK: u64 = 50_000;
 
 /// Lists the `sbtest%` tables of the connection's current schema/database.
 pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
@@ -146,31 +144,24 @@ pub fn create_and_load(
         ))?;
     }
 
-    // Work units: (table, first id, last id), pulled by the load threads.
-    let mut units = Vec::new();
-    for t in 1..=tables {
-        let mut first = 1;
-        while first <= table_size {
-            let last = (first + LOAD_CHUNK - 1).min(table_size);
-            units.push((t, first, last));
-            first = last + 1;
-        }
-    }
+    // One writer per table, loading it in id order with a key stream of its
+    // own (as sysbench's prepare does): every server of a run gets the same
+    // rows in the same physical order, so two servers differ only in what
+    // is compared, not in their data's layout.
+    let units: Vec<u32> = (1..=tables).collect();
     let next = AtomicU64::new(0);
     let loaded = AtomicU64::new(0);
     let total = table_size * u64::from(tables);
     // SQLite has one writer at a time: more loaders would only queue.
     let threads = if d == Dialect::Sqlite { 1 } else { threads };
-    let workers = threads.clamp(1, 8).min(units.len().max(1) as u32);
+    let workers = threads.clamp(1, 8).min(tables.max(1));
     let failed: std::sync::Mutex<Option<anyhow::Error>> = std::sync::Mutex::new(None);
     std::thread::scope(|s| {
-        for w in 0..workers {
+        for _ in 0..workers {
             let (units, next, loaded, failed) = (&units, &next, &loaded, &failed);
             s.spawn(move || {
                 let run = || -> anyhow::Result<()> {
                     let mut conn = connector.connect()?;
-                    let mut keys =
-                        KeyGen::new(stream_seed(seed, "load", w), KeyDist::Uniform, table_size);
                     let mut buf = String::with_capacity(LOAD_BATCH as usize * 200);
                     let (mut c, mut pad) = ([0u8; C_LEN], [0u8; PAD_LEN]);
                     loop {
@@ -178,13 +169,18 @@ pub fn create_and_load(
                             return Ok(());
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(&(t, first, last)) = units.get(i) else {
+                        let Some(&t) = units.get(i) else {
                             return Ok(());
                         };
+                        let mut keys =
+                            KeyGen::new(stream_seed(seed, "load", t), KeyDist::Uniform, table_size);
                         let head = sql::load_insert_head(t);
-                        let mut id = first;
-                        while id <= last {
-                            let end = (id + LOAD_BATCH - 1).min(last);
+                        let mut id = 1;
+                        while id <= table_size {
+                            if cancel.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                            let end = (id + LOAD_BATCH - 1).min(table_size);
                             buf.clear();
                             buf.push_str(&head);
                             for row in id..=end {
