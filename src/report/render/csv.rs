@@ -65,13 +65,11 @@ pub fn render(r: &Report) -> String {
                         c.p99_us.to_string(),
                         opt(client.and_then(|k| c.cost[k])),
                         String::new(),
-                        opt(c.interval.map(|i| i.lo)),
-                        opt(c.interval.map(|i| i.hi)),
-                        c.n.to_string(),
-                        c.verdict.unwrap_or_default().into(),
-                        method(c.interval.as_ref()),
                     ];
-                    row(&mut o, &fields);
+                    row(
+                        &mut o,
+                        &with_interval(&fields, c.interval.as_ref(), c.n, c.verdict),
+                    );
                 }
             }
         }
@@ -97,13 +95,11 @@ pub fn render(r: &Report) -> String {
                     String::new(),
                     String::new(),
                     c.sla_failed.to_string(),
-                    opt(c.interval.map(|i| i.lo)),
-                    opt(c.interval.map(|i| i.hi)),
-                    c.n.to_string(),
-                    c.verdict.unwrap_or_default().into(),
-                    method(c.interval.as_ref()),
                 ];
-                row(&mut o, &fields);
+                row(
+                    &mut o,
+                    &with_interval(&fields, c.interval.as_ref(), c.n, c.verdict),
+                );
             }
         }
     }
@@ -119,11 +115,28 @@ impl Renderer for Csv {
     }
 }
 
-/// The interval method as the JSON spells it (`paired-t`…), or empty.
-fn method(iv: Option<&crate::stats::Interval>) -> String {
-    iv.and_then(|i| serde_json::to_value(i.method).ok())
+/// `fields` followed by the interval columns: `lo`, `hi`, `n`, `verdict`
+/// and the method as the JSON spells it (`paired-t`…); empty where none.
+fn with_interval(
+    fields: &[String],
+    iv: Option<&crate::stats::Interval>,
+    n: u32,
+    verdict: Option<&str>,
+) -> Vec<String> {
+    let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let method = iv
+        .and_then(|i| serde_json::to_value(i.method).ok())
         .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let mut out = fields.to_vec();
+    out.extend([
+        opt(iv.map(|i| i.lo)),
+        opt(iv.map(|i| i.hi)),
+        n.to_string(),
+        verdict.unwrap_or_default().to_string(),
+        method,
+    ]);
+    out
 }
 
 fn row(o: &mut String, fields: &[String]) {
