@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::cli_runs::export_json;
+use common::cli_runs::{export_json, report_json};
 use common::ibench_checks::small_run;
 use common::*;
 
@@ -34,17 +34,7 @@ fn the_metrics_row_is_the_references_from_raw_seconds_and_histograms() {
     let raw = export_json(results);
     let steps = raw["runs"][0]["targets"][0]["steps"].as_array().unwrap();
     let report_dir = dir.path().join("report");
-    let out = run_tidemark(&[
-        "report",
-        "--results",
-        results,
-        "-o",
-        report_dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
-            .unwrap();
+    let report = report_json(results, &report_dir);
     let columns: Vec<&str> = tidemark::report::ibench::METRIC_COLUMNS.to_vec();
     let col = |row: &serde_json::Value, name: &str| -> Option<f64> {
         let i = columns.iter().position(|c| *c == name).unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::cli_runs::export_json;
+use common::cli_runs::{export_json, report_json};
 use common::*;
 
 #[test]
@@ -102,17 +102,7 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
     // The report: one column per target, both cells slower with a paired
     // t interval from 3 repetitions entirely below 1.
     let report_dir = dir.path().join("report");
-    let out = run_tidemark(&[
-        "report",
-        "--results",
-        results,
-        "-o",
-        report_dir.to_str().unwrap(),
-    ]);
-    assert_success(&out);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
-            .unwrap();
+    let report = report_json(results, &report_dir);
     assert_eq!(report["targets"].as_array().unwrap().len(), 2);
     let point = &report["sysbench"]["groups"][0];
     let mut slower = 0;

@@ -7,10 +7,9 @@
 
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
-use super::model::{Band, Column};
-use super::sysbench::{compare, median};
+use super::model::Column;
+use super::sysbench::{band_of, compare, median};
 use crate::record::StepStatus;
-use crate::stats::Verdict;
 
 /// The step's headline rate and its per-second series: qps for query
 /// steps, ips otherwise.
@@ -72,11 +71,7 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
                 cell.relative = Some(iv.estimate);
             }
             cell.verdict = Some(v.for_rate());
-            cell.band = cell.relative.map(|_| match v {
-                Verdict::Higher => Band::Faster,
-                Verdict::Lower => Band::Slower,
-                _ => Band::Similar,
-            });
+            cell.band = cell.relative.map(|_| band_of(v));
         }
         let values: Vec<Option<f64>> = section
             .throughput

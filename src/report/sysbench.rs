@@ -380,11 +380,11 @@ fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_effect: f64) {
 }
 
 /// The colour of a cell: its verdict's, never the point estimate's alone.
-fn band_of(verdict: &str) -> Band {
+pub(super) fn band_of(verdict: Verdict) -> Band {
     match verdict {
-        "faster" => Band::Faster,
-        "slower" => Band::Slower,
-        _ => Band::Similar,
+        Verdict::Higher => Band::Faster,
+        Verdict::Lower => Band::Slower,
+        Verdict::NoDifference | Verdict::Unknown => Band::Similar,
     }
 }
 
@@ -438,7 +438,7 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
                     let (iv, v) = compare(&qps_of(b), &qps_of(&m), opts.min_effect);
                     let base_qps = b.median_of(|s| Some(s.qps)).unwrap_or(0.0);
                     let rel = iv.map(|iv| iv.estimate).or_else(|| relative(qps, base_qps));
-                    (iv, Some(v.for_rate()), rel)
+                    (iv, Some(v), rel)
                 }
                 None => (None, None, None),
             };
@@ -464,7 +464,7 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
                 tps,
                 n: m.steps.len() as u32,
                 interval,
-                verdict: verdict_qps,
+                verdict: verdict_qps.map(Verdict::for_rate),
                 status: first.status.as_str(),
                 errors: m.steps.iter().map(|(_, s)| s.counts.errors).sum(),
                 p99_us: m

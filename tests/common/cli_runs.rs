@@ -46,6 +46,15 @@ pub fn export_json(results: &str) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("export is JSON")
 }
 
+/// `tidemark report` of the latest run in `results`, written to `out`:
+/// its report.json.
+pub fn report_json(results: &str, out: &std::path::Path) -> serde_json::Value {
+    let o = run_tidemark(&["report", "--results", results, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "report failed: {}", stderr(&o));
+    let text = std::fs::read_to_string(out.join("report.json")).expect("report.json written");
+    serde_json::from_str(&text).expect("report.json is JSON")
+}
+
 /// Steps stored over every run and target of an export.
 pub fn step_count(doc: &serde_json::Value) -> usize {
     doc["runs"]
