@@ -225,6 +225,10 @@ pub struct ReportArgs {
     /// or a percentage (3%), between 0 and 1.
     #[arg(long, value_name = "FRACTION", default_value = "3%")]
     pub min_effect: String,
+    /// Order of the sysbench tests within a group: seeds (the blog posts'
+    /// order, `.pre` runs before their twins) or run (as measured).
+    #[arg(long, value_name = "ORDER", default_value = "seeds")]
+    pub order: String,
 }
 
 impl RunArgs {
@@ -442,6 +446,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let ibench_bands =
         Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
     let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
+    let test_order = crate::report::TestOrder::parse(&a.order).map_err(anyhow::Error::msg)?;
     if !(a.chart_floor >= 0.0 && a.chart_floor < 1.0) {
         anyhow::bail!(
             "--chart-floor {}: pick a relative QPS from 0 up to below 1, e.g. 0.8",
@@ -461,6 +466,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         ibench_bands,
         chart_floor: a.chart_floor,
         min_effect,
+        test_order,
         ..ReportOptions::default()
     };
     let (report, index) =

@@ -145,6 +145,22 @@ pub const SYSBENCH_COST: [CostColumn; 7] = [
     },
 ];
 
+/// A cost column's name in the seeds' wide per-operation table
+/// (`cpu/o`, `cs/o`, `r/o`, `rKB/o`, `wKB/o`), plus tidemark's own server
+/// and client CPU (`srv/o`, `cli/o`, µs per query).
+pub fn seed_name(key: &str) -> &'static str {
+    match key {
+        "cpupq" => "cpu/o",
+        "cspq" => "cs/o",
+        "rpq" => "r/o",
+        "rkbpq" => "rKB/o",
+        "wkbpi" => "wKB/o",
+        "server_cpu" => "srv/o",
+        "client_cpu" => "cli/o",
+        _ => "?",
+    }
+}
+
 /// The cost of one sysbench step, aligned with [`SYSBENCH_COST`].
 pub fn sysbench_cost(step: &StepRecord) -> Vec<Option<f64>> {
     let h = host_metrics_of(step);

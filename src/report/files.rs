@@ -1,5 +1,6 @@
 //! Writing a report's files into its directory, one per [`Renderer`]:
-//! `index.html`, `report.md`, `report.json` and `report.csv`.
+//! `index.html`, `report.md`, `report.json` and `report.csv`, and the
+//! Markdown once more one file per section in `sections/`.
 //!
 //! A report directory is tidemark's own: it carries a marker file, and a
 //! directory that has other content and no marker is refused rather than
@@ -22,7 +23,19 @@ pub const MARKER: &str = ".tidemark-report";
 /// if needed); returns the path of its `index.html`.
 pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
     write_formats(dir, report, &render::ALL)?;
+    write_sections(dir, report)?;
     Ok(dir.join("index.html"))
+}
+
+/// The Markdown report one file per section, `sections/<stem>.md`, so a
+/// post can take one group's tables alone.
+fn write_sections(dir: &Path, report: &Report) -> Result<()> {
+    let sub = dir.join("sections");
+    std::fs::create_dir_all(&sub).with_context(|| format!("cannot create {}", sub.display()))?;
+    for (stem, text) in render::markdown::sections(report) {
+        put(&sub, &format!("{stem}.md"), &text)?;
+    }
+    Ok(())
 }
 
 /// Writes `report` into `dir` (created if needed): each (file name,

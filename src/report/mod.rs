@@ -15,11 +15,13 @@ pub mod ibench;
 pub mod ibench_input;
 pub mod ibench_verdicts;
 pub mod model;
+pub mod overview;
 pub mod plans;
 pub mod render;
 pub mod select;
 pub mod sysbench;
+pub mod test_names;
 
 pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};
-pub use model::{Bands, Report, ReportOptions};
+pub use model::{Bands, Report, ReportOptions, TestOrder};
 pub use render::{Renderer, html, markdown};

@@ -97,6 +97,33 @@ pub struct ReportOptions {
     pub generated_at: String,
     /// The smallest change a verdict reports (`--min-effect`, 0.03).
     pub min_effect: f64,
+    /// The order of the sysbench tests within a group (`--order`).
+    pub test_order: TestOrder,
+}
+
+/// How the sysbench tests of a group are listed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestOrder {
+    /// The seeds' tables: by test name, then range, each `.pre` run just
+    /// before its post-write twin (the default).
+    #[default]
+    Seeds,
+    /// The order the run measured them in.
+    Run,
+}
+
+impl TestOrder {
+    /// Parses `seeds` or `run`.
+    pub fn parse(s: &str) -> Result<TestOrder, String> {
+        match s.trim() {
+            "seeds" => Ok(TestOrder::Seeds),
+            "run" => Ok(TestOrder::Run),
+            other => Err(format!(
+                "--order {other:?}: write seeds (the blog posts' order) or run (the order measured)"
+            )),
+        }
+    }
 }
 
 impl Default for ReportOptions {
@@ -109,6 +136,7 @@ impl Default for ReportOptions {
             within_bp: 2.0,
             generated_at: crate::util::time::now_rfc3339(),
             min_effect: crate::stats::DEFAULT_MIN_EFFECT,
+            test_order: TestOrder::Seeds,
         }
     }
 }
@@ -186,8 +214,8 @@ impl<'a> Column<'a> {
             .find(|s| s.info.reported && s.info.name == name)
     }
 
-    /// The reported step named `name` in each repetition that ran it, with
-    /// the repetition's index.
+    /// The reported (or `.pre`, see [`is_pre`]) step named `name` in each
+    /// repetition that ran it, with the repetition's index.
     pub fn steps(&self, name: &str) -> Vec<(u32, &'a StepRecord)> {
         self.repetitions
             .iter()
@@ -195,11 +223,17 @@ impl<'a> Column<'a> {
                 let s = t
                     .steps
                     .iter()
-                    .find(|s| s.info.reported && s.info.name == name)?;
+                    .find(|s| (s.info.reported || is_pre(&s.info.name)) && s.info.name == name)?;
                 Some((t.repetition, s))
             })
             .collect()
     }
+}
+
+/// Whether a step is a `.pre` run (a read test measured before the write
+/// block): not a reported test, but shown beside its post-write twin.
+pub fn is_pre(name: &str) -> bool {
+    name.contains(".pre_") || name.ends_with(".pre")
 }
 
 /// Builds the report for `sel` (see [`super::select::select`]).

@@ -41,8 +41,14 @@ pub struct GroupSection {
 /// One test across the targets.
 #[derive(Clone, Debug, Serialize)]
 pub struct TestRow {
-    /// The step name as the seeds write it (`random-points_range=10`).
+    /// The step name as stored (`random-points_range=10`).
     pub name: String,
+    /// The name as the seeds' tables print it: without `_range=N` when
+    /// the test has only one range (`point-query`, `point-query.pre`).
+    pub label: String,
+    /// For a `.pre` run (measured before the writes): the name of its
+    /// post-write twin, listed just after it.
+    pub twin: Option<String>,
     /// One per target, base first; `None`: the target did not run it.
     pub cells: Vec<Option<Cell>>,
 }
@@ -64,7 +70,12 @@ pub struct Cell {
     /// `ok`, `errors`, `interrupted` or `failed`.
     pub status: &'static str,
     pub errors: u64,
+    /// Event latency percentiles, µs (medians over repetitions; `max_us`
+    /// the largest of any repetition).
+    pub p50_us: u64,
+    pub p95_us: u64,
     pub p99_us: u64,
+    pub max_us: u64,
     /// QPS / base QPS; `None` for the base and when either step did not
     /// run to its end.
     pub relative: Option<f64>,
@@ -210,7 +221,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     let mut names: Vec<(String, Group)> = Vec::new();
     for c in columns {
         for s in &c.target.steps {
-            if s.info.reported
+            if (s.info.reported || super::model::is_pre(&s.info.name))
                 && s.info.suite == "sysbench"
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
@@ -222,13 +233,24 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     if names.is_empty() {
         return None;
     }
+    let all: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    let labels = super::test_names::labels(&all);
+    let label_of = |name: &str| {
+        let i = all.iter().position(|n| n == name).unwrap_or(0);
+        labels[i].clone()
+    };
     let mut cost_present = vec![false; SYSBENCH_COST.len()];
     let mut groups = Vec::new();
     for group in Group::ALL {
-        let tests: Vec<TestRow> = names
+        let mut in_group: Vec<String> = names
             .iter()
             .filter(|(_, g)| *g == group)
-            .map(|(name, _)| test_row(columns, name, opts))
+            .map(|(n, _)| n.clone())
+            .collect();
+        super::test_names::sort(&mut in_group, opts.test_order);
+        let tests: Vec<TestRow> = in_group
+            .iter()
+            .map(|name| test_row(columns, name, label_of(name), opts))
             .collect();
         if tests.is_empty() {
             continue;
@@ -244,7 +266,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
                     .iter()
                     .filter_map(|t| {
                         let rel = t.cells[i].as_ref()?.relative?;
-                        Some((t.name.clone(), rel))
+                        Some((t.label.clone(), rel))
                     })
                     .collect();
                 let mut summary = summarize(
@@ -400,7 +422,7 @@ pub fn majority_method(methods: impl Iterator<Item = Method>) -> Option<Method> 
     counts.into_iter().max_by_key(|(_, n)| *n).map(|(m, _)| m)
 }
 
-fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow {
+fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOptions) -> TestRow {
     let base = Measurements::of(&columns[0], name);
     let qps_of = |m: &Measurements<'_>| -> Series {
         m.steps
@@ -467,10 +489,18 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
                 verdict: verdict_qps.map(Verdict::for_rate),
                 status: first.status.as_str(),
                 errors: m.steps.iter().map(|(_, s)| s.counts.errors).sum(),
+                p50_us: m.median_of(|s| Some(s.latency.p50 as f64)).unwrap_or(0.0) as u64,
+                p95_us: m.median_of(|s| Some(s.latency.p95 as f64)).unwrap_or(0.0) as u64,
                 p99_us: m
                     .steps
                     .iter()
                     .map(|(_, s)| s.latency.p99)
+                    .max()
+                    .unwrap_or(0),
+                max_us: m
+                    .steps
+                    .iter()
+                    .map(|(_, s)| s.latency.max)
                     .max()
                     .unwrap_or(0),
                 relative: rel,
@@ -484,6 +514,8 @@ fn test_row(columns: &[Column<'_>], name: &str, opts: &ReportOptions) -> TestRow
         .collect();
     TestRow {
         name: name.to_string(),
+        label,
+        twin: super::test_names::twin_of(name),
         cells,
     }
 }

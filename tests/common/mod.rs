@@ -6,6 +6,7 @@
 //! ([`sysbench_checks`]).
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod cli_runs;
 pub mod ibench_checks;
 pub mod sampler_checks;

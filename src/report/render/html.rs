@@ -1,7 +1,9 @@
 //! The report as one self-contained HTML file: inline CSS, inline SVG
-//! charts, no scripts, no fonts or images from the network. It opens from a
-//! file, a mail attachment or a static web server and reads the same
-//! everywhere, and prints well.
+//! charts, no fonts, images or scripts from the network (one small inline
+//! script filters groups and tests; the page reads the same without it).
+//! It opens from a file, a mail attachment or a static web server, and
+//! prints well. The first screen is the summary ([`super::html_overview`]);
+//! sysbench groups are drawn by [`super::html_sysbench`].
 
 use std::fmt::Write as _;
 
@@ -9,15 +11,14 @@ use anyhow::Result;
 
 use super::Renderer;
 
-use super::svg::{self, BarSeries, color, esc};
+use super::svg::esc;
 use crate::report::context::{
     common_by_family, no_differences, setting_cell, settings_legend, shared_by,
 };
-use crate::report::cost::CostColumn;
-use crate::report::format::{amount, bp, host_line, interval_text, opt_amount, rel, rel_pm, secs};
+use crate::report::format::{bp, host_line, rel, secs};
 use crate::report::model::{Band, Report};
 use crate::report::plans::word_diff;
-use crate::report::sysbench::{GroupSection, SysbenchSection, basis_points};
+use crate::report::sysbench::basis_points;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -55,9 +56,10 @@ pub fn render(r: &Report) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"generator\" content=\"tidemark {v}\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
+         <title>{t}</title><style>{STYLE}{NAV}</style></head><body>\n<h1>{t}</h1>\n",
         v = esc(&r.tidemark_version),
-        t = esc(&title)
+        t = esc(&title),
+        NAV = super::html_nav::STYLE
     );
     let runs: Vec<String> = r.context.runs.iter().map(|x| x.id.to_string()).collect();
     let _ = writeln!(
@@ -69,17 +71,8 @@ pub fn render(r: &Report) -> String {
         runs.join(", "),
         esc(&r.base)
     );
-    o.push_str("<nav><a href=\"#context\">Context</a>");
-    if r.sysbench.is_some() {
-        o.push_str("<a href=\"#sysbench\">Sysbench</a>");
-    }
-    if r.ibench.is_some() {
-        o.push_str("<a href=\"#ibench\">Insert Benchmark</a>");
-    }
-    if !r.plan_changes.is_empty() {
-        o.push_str("<a href=\"#plans\">Plan changes</a>");
-    }
-    o.push_str("</nav>\n");
+    super::html_nav::toc(&mut o, r);
+    super::html_overview::section(&mut o, r);
     if !r.notes.is_empty() {
         o.push_str("<div class=\"notes\"><b>Read first:</b><ul>");
         for n in &r.notes {
@@ -89,12 +82,13 @@ pub fn render(r: &Report) -> String {
     }
     context(&mut o, r);
     if let Some(s) = &r.sysbench {
-        sysbench(&mut o, r, s);
+        super::html_sysbench::section(&mut o, r, s);
     }
     if let Some(s) = &r.ibench {
         super::html_ibench::section(&mut o, r, s);
     }
     plans(&mut o, r);
+    o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");
     o
 }
@@ -115,6 +109,18 @@ pub(super) fn table(
     header: &[String],
     rows: &[Vec<(String, String)>],
 ) {
+    table_tagged(o, class, header, rows, &[]);
+}
+
+/// [`table`] with a `data-test` tag per row (the filter's hook); `tags`
+/// may be shorter than `rows`.
+pub(super) fn table_tagged(
+    o: &mut String,
+    class: &str,
+    header: &[String],
+    rows: &[Vec<(String, String)>],
+    tags: &[String],
+) {
     let _ = write!(o, "<table class=\"{class}\"><thead><tr>");
     for (i, h) in header.iter().enumerate() {
         // A header aligns like its column's text.
@@ -131,8 +137,11 @@ pub(super) fn table(
         );
     }
     o.push_str("</tr></thead><tbody>");
-    for row in rows {
-        o.push_str("<tr>");
+    for (i, row) in rows.iter().enumerate() {
+        match tags.get(i) {
+            Some(t) => _ = write!(o, "<tr data-test=\"{}\">", esc(t)),
+            None => o.push_str("<tr>"),
+        }
         for (class, text) in row {
             if class.is_empty() {
                 let _ = write!(o, "<td>{text}</td>");
@@ -263,181 +272,6 @@ pub(super) fn band_class(b: Option<Band>) -> &'static str {
         Some(Band::Similar) => "similar",
         Some(Band::Faster) => "faster",
         None => "",
-    }
-}
-
-fn sysbench(o: &mut String, r: &Report, s: &SysbenchSection) {
-    o.push_str("<section id=\"sysbench\"><h2>Sysbench</h2>\n");
-    if r.targets.len() > 1 {
-        let _ = writeln!(
-            o,
-            "<p class=\"legend\">Relative QPS (rQPS) = QPS(target) / QPS(base {}); ± is half its \
-             95 % interval (whiskers on the charts; hover a cell for its ends and method). \
-             Green: faster, red: slower — the whole interval past 1 and the change at least {}%; \
-             grey: no difference. One basis point is a change of 0.01 in rQPS. \
-             Charts start at {:.2}.{}</p>",
-            esc(&r.base),
-            amount(r.min_effect * 100.0).trim_end_matches(".00"),
-            r.chart_floor,
-            r.interval_method
-                .as_ref()
-                .map(|m| format!(" Intervals: {}.", esc(m)))
-                .unwrap_or_default()
-        );
-    }
-    for g in &s.groups {
-        group(o, r, s, g);
-    }
-    o.push_str("</section>\n");
-}
-
-fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
-    let _ = writeln!(o, "<h3 id=\"g-{}\">{}</h3>", g.group, esc(g.title));
-    if !g.summaries.is_empty() {
-        o.push_str("<ul class=\"summary\">");
-        for sum in &g.summaries {
-            let _ = write!(
-                o,
-                "<li><b>{} ({})</b>: {}</li>",
-                esc(&sum.column),
-                esc(&sum.target),
-                esc(&sum.text)
-            );
-        }
-        o.push_str("</ul>\n");
-        let categories: Vec<String> = g.tests.iter().map(|t| t.name.clone()).collect();
-        let series: Vec<BarSeries> = r.targets[1..]
-            .iter()
-            .enumerate()
-            .map(|(i, t)| BarSeries {
-                name: format!("{} {}", t.column, t.label),
-                color: color(i),
-                values: g
-                    .tests
-                    .iter()
-                    .map(|x| x.cells[i + 1].as_ref().and_then(|c| c.relative))
-                    .collect(),
-                intervals: g
-                    .tests
-                    .iter()
-                    .map(|x| {
-                        let iv = x.cells[i + 1].as_ref()?.interval?;
-                        Some((iv.lo, iv.hi))
-                    })
-                    .collect(),
-            })
-            .collect();
-        o.push_str(&svg::relative_bars(
-            &format!("{}: relative QPS", g.title),
-            &categories,
-            &series,
-            r.chart_floor,
-            r.bands,
-        ));
-        o.push('\n');
-    }
-    let mut header = vec!["test".to_string(), format!("{} QPS", esc(&r.base))];
-    for t in &r.targets[1..] {
-        header.push(format!("{} QPS", esc(&t.label)));
-        header.push(format!("{} rQPS", esc(&t.column)));
-    }
-    let rows: Vec<Vec<(String, String)>> = g
-        .tests
-        .iter()
-        .map(|t| {
-            let mut v = vec![l(&t.name)];
-            for (i, c) in t.cells.iter().enumerate() {
-                v.push(match c {
-                    Some(c) if c.flagged() => (
-                        "flag".into(),
-                        format!("{} ! <small>{}</small>", amount(c.qps), c.status),
-                    ),
-                    Some(c) => n(amount(c.qps)),
-                    None => n("-".into()),
-                });
-                if i > 0 {
-                    v.push(match c.as_ref().and_then(|c| Some((c.relative?, c))) {
-                        Some((x, c)) => (
-                            band_class(c.band).into(),
-                            match &c.interval {
-                                Some(iv) => format!(
-                                    "<span title=\"{}: {}\">{}</span>",
-                                    c.verdict.unwrap_or("unknown"),
-                                    esc(&interval_text(iv)),
-                                    esc(&rel_pm(x, Some(iv)))
-                                ),
-                                None => format!(
-                                    "<span title=\"{}\">{}</span>",
-                                    c.verdict.unwrap_or("unknown"),
-                                    rel(x)
-                                ),
-                            },
-                        ),
-                        None => n("-".into()),
-                    });
-                }
-            }
-            v
-        })
-        .collect();
-    table(o, "qps", &header, &rows);
-    let (shown, absent): (Vec<&str>, Vec<&str>) = {
-        let (shown, absent): (Vec<_>, Vec<_>) = s
-            .cost_columns
-            .iter()
-            .zip(&s.cost_present)
-            .partition(|(_, p)| **p);
-        let keys = |v: Vec<(&CostColumn, &bool)>| v.into_iter().map(|(c, _)| c.key).collect();
-        (keys(shown), keys(absent))
-    };
-    if !shown.is_empty() {
-        // Open, so it prints and reads as before; a reader can fold it away.
-        let _ = writeln!(
-            o,
-            "<details class=\"cost\" open><summary>Cost per query: {}</summary>",
-            shown.join(", ")
-        );
-    }
-    for (k, col) in s.cost_columns.iter().enumerate() {
-        if !s.cost_present[k] {
-            continue;
-        }
-        let mut header = vec![format!("{} ({})", esc(col.title), col.key)];
-        header.extend(r.targets.iter().map(|t| esc(&t.label)));
-        header.extend(
-            r.targets[1..]
-                .iter()
-                .map(|t| format!("{} rel", esc(&t.column))),
-        );
-        let rows: Vec<Vec<(String, String)>> = g
-            .tests
-            .iter()
-            .map(|t| {
-                let mut v = vec![l(&t.name)];
-                v.extend(
-                    t.cells
-                        .iter()
-                        .map(|c| n(c.as_ref().map_or("-".into(), |c| opt_amount(c.cost[k])))),
-                );
-                v.extend(t.cells[1..].iter().map(|c| {
-                    n(c.as_ref()
-                        .and_then(|c| c.cost_relative[k])
-                        .map_or("n/a".into(), rel))
-                }));
-                v
-            })
-            .collect();
-        table(o, "cost", &header, &rows);
-    }
-    if !shown.is_empty() {
-        o.push_str("</details>\n");
-    }
-    if !absent.is_empty() {
-        let _ = writeln!(
-            o,
-            "<p class=\"legend\">Not stored for these runs (n/a): {}.</p>",
-            absent.join(", ")
-        );
     }
 }
 

@@ -12,14 +12,23 @@ use super::Renderer;
 use crate::report::context::{
     common_by_family, no_differences, setting_cell, settings_legend, shared_by,
 };
-use crate::report::cost::CostColumn;
 use crate::report::format::{amount, bp, host_line, opt_amount, rel, rel_pm, secs};
 use crate::report::ibench::{IbenchSection, METRIC_COLUMNS};
 use crate::report::model::{Band, Report};
-use crate::report::sysbench::{Cell, GroupSection, SysbenchSection, basis_points};
+use crate::report::sysbench::basis_points;
 
-/// Renders the whole report.
+/// Renders the whole report: the title, then every section of
+/// [`sections`] in order.
 pub fn render(r: &Report) -> String {
+    let mut o = title(r);
+    for (_, text) in sections(r) {
+        o.push_str(&text);
+    }
+    o
+}
+
+/// The title and the line saying where the report came from.
+fn title(r: &Report) -> String {
     let mut o = String::new();
     let others: Vec<&str> = r.targets[1..].iter().map(|t| t.label.as_str()).collect();
     let _ = writeln!(
@@ -41,6 +50,17 @@ pub fn render(r: &Report) -> String {
         if runs.len() == 1 { "" } else { "s" },
         runs.join(", ")
     );
+    o
+}
+
+/// The report as (file stem, Markdown) sections, in the order the whole
+/// report lists them: `summary`, `context`, `sysbench-<group>` (each with
+/// its own legend, so it pastes alone), `ibench`, `plans`. `tidemark
+/// report` writes each as `sections/<stem>.md` besides `report.md`.
+pub fn sections(r: &Report) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut o = String::new();
+    super::markdown_overview::summary(&mut o, r);
     if !r.notes.is_empty() {
         o.push_str("**Read first:**\n\n");
         for n in &r.notes {
@@ -48,15 +68,24 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+    out.push(("summary".to_string(), o));
+    let mut o = String::new();
     context(&mut o, r);
+    out.push(("context".to_string(), o));
     if let Some(s) = &r.sysbench {
-        sysbench(&mut o, r, s);
+        out.extend(super::markdown_sysbench::sections(r, s));
     }
     if let Some(s) = &r.ibench {
+        let mut o = String::new();
         ibench(&mut o, r, s);
+        out.push(("ibench".to_string(), o));
     }
+    let mut o = String::new();
     plans(&mut o, r);
-    o
+    if !o.is_empty() {
+        out.push(("plans".to_string(), o));
+    }
+    out
 }
 
 /// The Markdown renderer (`report.md` in a report directory).
@@ -69,7 +98,7 @@ impl Renderer for Markdown {
 }
 
 /// Escapes a table cell.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -81,7 +110,7 @@ fn labelled_row<T>(label: &str, cells: &[T], cell: impl FnMut(&T) -> String) -> 
 }
 
 /// A pipe table: header, alignment row (`right` per column), rows.
-fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
+pub(super) fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
     let line = |cells: &[String]| {
         format!(
             "| {} |",
@@ -215,148 +244,6 @@ fn context(o: &mut String, r: &Report) {
             let _ = writeln!(o, "{} = {}", s.name, s.value);
         }
         o.push_str("```\n\n");
-    }
-}
-
-/// The seeds' legend: the base and what each `col-N` is.
-fn legend(o: &mut String, r: &Report) {
-    let _ = writeln!(o, "Relative to: {}  ", r.base);
-    for t in &r.targets[1..] {
-        let _ = writeln!(o, "{} : {}  ", t.column, t.label);
-    }
-    o.push('\n');
-}
-
-/// A relative value as a Markdown cell: bold when faster, italic when
-/// slower, `-` when there is none.
-fn rel_cell(c: Option<&Cell>) -> String {
-    match c.and_then(|c| Some((c.relative?, c.band?, c.interval))) {
-        Some((v, Band::Faster, iv)) => format!("**{}**", rel_pm(v, iv.as_ref())),
-        Some((v, Band::Slower, iv)) => format!("_{}_", rel_pm(v, iv.as_ref())),
-        Some((v, Band::Similar, iv)) => rel_pm(v, iv.as_ref()),
-        None => "-".into(),
-    }
-}
-
-fn sysbench(o: &mut String, r: &Report, s: &SysbenchSection) {
-    o.push_str("## Sysbench\n\n");
-    if r.targets.len() > 1 {
-        let _ = writeln!(
-            o,
-            "Relative QPS (rQPS) is QPS(target) / QPS(base): above 1 the target is faster; \
-             ± is half its 95 % interval. **Bold**: faster, _italic_: slower — the whole \
-             interval past 1 and the change at least {m}%; plain: no difference (within \
-             noise or under {m}%). One basis point is a change of 0.01 in rQPS.\n",
-            m = amount(r.min_effect * 100.0).trim_end_matches(".00"),
-        );
-        if let Some(m) = &r.interval_method {
-            let _ = writeln!(o, "Intervals: {m}.\n");
-        }
-        legend(o, r);
-    }
-    for g in &s.groups {
-        group(o, r, s, g);
-    }
-}
-
-fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
-    let _ = writeln!(o, "### {}\n", g.title);
-    if !g.summaries.is_empty() {
-        for sum in &g.summaries {
-            let _ = writeln!(o, "- {} ({}): {}", sum.column, sum.target, sum.text);
-        }
-        o.push('\n');
-        let mut header: Vec<String> = r.targets[1..].iter().map(|t| t.column.clone()).collect();
-        header.push(g.title.to_string());
-        let mut right = vec![true; header.len()];
-        *right.last_mut().unwrap() = false;
-        let rows: Vec<Vec<String>> = g
-            .tests
-            .iter()
-            .map(|t| {
-                let mut v: Vec<String> =
-                    t.cells[1..].iter().map(|c| rel_cell(c.as_ref())).collect();
-                v.push(t.name.clone());
-                v
-            })
-            .collect();
-        table(o, &header, &right, &rows);
-    }
-    o.push_str("Absolute QPS:\n\n");
-    let mut header = vec!["test".to_string()];
-    header.extend(r.targets.iter().map(|t| t.label.clone()));
-    let mut right = vec![true; header.len()];
-    right[0] = false;
-    let mut flagged = false;
-    let rows: Vec<Vec<String>> = g
-        .tests
-        .iter()
-        .map(|t| {
-            let mut v = vec![t.name.clone()];
-            for c in &t.cells {
-                v.push(match c {
-                    Some(c) if c.flagged() => {
-                        flagged = true;
-                        format!("{} !", amount(c.qps))
-                    }
-                    Some(c) => amount(c.qps),
-                    None => "-".into(),
-                });
-            }
-            v
-        })
-        .collect();
-    table(o, &header, &right, &rows);
-    if flagged {
-        o.push_str("! = the step had errors or did not run to its end.\n\n");
-    }
-    cost_tables(o, r, s, g);
-}
-
-fn cost_tables(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
-    for (k, col) in s.cost_columns.iter().enumerate() {
-        if !s.cost_present[k] {
-            continue;
-        }
-        let _ = writeln!(o, "{} ({}):\n", col.title, col.key);
-        let mut header = vec!["test".to_string()];
-        header.extend(r.targets.iter().map(|t| t.label.clone()));
-        header.extend(r.targets[1..].iter().map(|t| format!("{} rel", t.column)));
-        let mut right = vec![true; header.len()];
-        right[0] = false;
-        let rows: Vec<Vec<String>> = g
-            .tests
-            .iter()
-            .map(|t| {
-                let mut v = vec![t.name.clone()];
-                v.extend(t.cells.iter().map(|c| match c {
-                    Some(c) => opt_amount(c.cost[k]),
-                    None => "-".into(),
-                }));
-                v.extend(t.cells[1..].iter().map(|c| {
-                    c.as_ref()
-                        .and_then(|c| c.cost_relative[k])
-                        .map(rel)
-                        .unwrap_or_else(|| "n/a".into())
-                }));
-                v
-            })
-            .collect();
-        table(o, &header, &right, &rows);
-    }
-    let absent: Vec<&CostColumn> = s
-        .cost_columns
-        .iter()
-        .zip(&s.cost_present)
-        .filter(|(_, p)| !**p)
-        .map(|(c, _)| c)
-        .collect();
-    if !absent.is_empty() {
-        let _ = writeln!(
-            o,
-            "Not stored for these runs (n/a): {}.\n",
-            absent.iter().map(|c| c.key).collect::<Vec<_>>().join(", ")
-        );
     }
 }
 

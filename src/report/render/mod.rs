@@ -10,8 +10,13 @@
 pub mod csv;
 pub mod html;
 pub mod html_ibench;
+pub mod html_nav;
+pub mod html_overview;
+pub mod html_sysbench;
 pub mod json;
 pub mod markdown;
+pub mod markdown_overview;
+pub mod markdown_sysbench;
 pub mod svg;
 
 use anyhow::Result;

@@ -1,0 +1,312 @@
+//! The report's first screen, derived from the [`Report`] model: per suite
+//! and group how many tests each target got of each verdict, the largest
+//! real changes (a decided verdict) with their interval and the cost
+//! metrics that moved with them, and for a single-target run the headline
+//! numbers and the command that compares it with something.
+//!
+//! It only reads the model (no store, no statistics of its own), so every
+//! renderer's first screen says what the tables below it say.
+
+use serde::Serialize;
+
+use super::format::{amount, rel_pm};
+use super::model::Report;
+use super::sysbench::{Cell, median};
+use crate::stats::{Interval, VerdictCounts};
+
+/// How many real changes the first screen lists.
+pub const TOP_CHANGES: usize = 8;
+
+/// The first screen.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overview {
+    /// One row per suite and group.
+    pub groups: Vec<GroupVerdicts>,
+    /// The largest changes with a decided verdict, largest first.
+    pub changes: Vec<RealChange>,
+    /// Changes with a verdict beyond the ones listed.
+    pub more_changes: usize,
+    /// When no change is real: the largest point estimates of at least the
+    /// minimum effect whose verdict is unknown (no interval), so the
+    /// reader sees where to look and that it needs more measurement.
+    pub unverified: Vec<RealChange>,
+    /// Only for a single-target report.
+    pub headline: Option<Headline>,
+}
+
+/// One suite's group and each compared target's verdict counts there.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupVerdicts {
+    /// `sysbench` or `ibench`.
+    pub suite: &'static str,
+    /// `point queries`, …, `Insert Benchmark`.
+    pub title: String,
+    /// The id of the detail it links to.
+    pub anchor: String,
+    /// Tests (or steps) in the group.
+    pub tests: usize,
+    /// One per target other than the base, aligned with `targets[1..]`.
+    pub counts: Vec<VerdictCounts>,
+}
+
+/// A change the interval says is real.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealChange {
+    /// `col-1`, …
+    pub column: String,
+    pub target: String,
+    pub title: String,
+    pub anchor: String,
+    pub test: String,
+    pub relative: f64,
+    pub interval: Option<Interval>,
+    /// `faster` or `slower` (`unknown` in [`Overview::unverified`]).
+    pub verdict: &'static str,
+    /// The cost metrics that moved with it, in words
+    /// (`+2.1 µs host CPU per query`).
+    pub moved: Vec<String>,
+}
+
+impl RealChange {
+    /// `1.08 ± 0.02`.
+    pub fn rqps(&self) -> String {
+        rel_pm(self.relative, self.interval.as_ref())
+    }
+}
+
+/// The headline numbers of a single-target run, per group.
+#[derive(Clone, Debug, Serialize)]
+pub struct Headline {
+    pub rows: Vec<HeadlineRow>,
+    /// Commands that compare this run with something, ready to paste.
+    pub next: Vec<String>,
+}
+
+/// One group's numbers on the single target.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeadlineRow {
+    pub title: String,
+    pub anchor: String,
+    pub tests: usize,
+    pub median_qps: Option<f64>,
+    pub median_p99_us: Option<f64>,
+    pub median_cpu_us: Option<f64>,
+}
+
+/// What each sysbench cost column is, as a change is written.
+const COST_WORDS: [(&str, &str); 7] = [
+    ("cpupq", "µs host CPU per query"),
+    ("cspq", "context switches per query"),
+    ("rpq", "storage reads per query"),
+    ("rkbpq", "KB read per query"),
+    ("wkbpi", "KB written per query"),
+    ("server_cpu", "µs server CPU per query"),
+    ("client_cpu", "µs client CPU per query"),
+];
+
+/// The anchor of a sysbench group's detail.
+pub fn group_anchor(group: &str) -> String {
+    format!("g-{group}")
+}
+
+/// Builds the first screen of `r`.
+pub fn build(r: &Report) -> Overview {
+    let others = r.targets.len().saturating_sub(1);
+    let mut groups = Vec::new();
+    let mut changes = Vec::new();
+    if let Some(s) = &r.sysbench {
+        for g in &s.groups {
+            let anchor = group_anchor(g.group);
+            let mut counts = vec![VerdictCounts::default(); others];
+            for t in &g.tests {
+                let base = t.cells[0].as_ref();
+                for (i, c) in t.cells.iter().enumerate().skip(1) {
+                    let Some(c) = c else { continue };
+                    counts[i - 1].add(verdict_of(c.verdict));
+                    if let (Some(v @ ("faster" | "slower" | "unknown")), Some(x)) =
+                        (c.verdict, c.relative)
+                    {
+                        changes.push(RealChange {
+                            column: r.targets[i].column.clone(),
+                            target: r.targets[i].label.clone(),
+                            title: g.title.to_string(),
+                            anchor: anchor.clone(),
+                            test: t.label.clone(),
+                            relative: x,
+                            interval: c.interval,
+                            verdict: v,
+                            moved: base
+                                .map(|b| moved(s.cost_columns.len(), b, c))
+                                .unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+            groups.push(GroupVerdicts {
+                suite: "sysbench",
+                title: g.title.to_string(),
+                anchor,
+                tests: g.tests.len(),
+                counts,
+            });
+        }
+    }
+    if let Some(s) = &r.ibench {
+        let mut counts = vec![VerdictCounts::default(); others];
+        for (i, row) in s.throughput.iter().enumerate().skip(1) {
+            for (step, c) in s.steps.iter().zip(&row.cells) {
+                if c.value.is_none() || i > others {
+                    continue;
+                }
+                counts[i - 1].add(verdict_of(c.verdict));
+                if let (Some(v @ ("faster" | "slower" | "unknown")), Some(x)) =
+                    (c.verdict, c.relative)
+                {
+                    changes.push(RealChange {
+                        column: r.targets[i].column.clone(),
+                        target: row.target.clone(),
+                        title: "Insert Benchmark".into(),
+                        anchor: "ibench".into(),
+                        test: step.clone(),
+                        relative: x,
+                        interval: c.interval,
+                        verdict: v,
+                        moved: Vec::new(),
+                    });
+                }
+            }
+        }
+        groups.push(GroupVerdicts {
+            suite: "ibench",
+            title: "Insert Benchmark".into(),
+            anchor: "ibench".into(),
+            tests: s.steps.len(),
+            counts,
+        });
+    }
+    changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
+    let (mut changes, unknown): (Vec<RealChange>, Vec<RealChange>) =
+        changes.into_iter().partition(|c| c.verdict != "unknown");
+    let more_changes = changes.len().saturating_sub(TOP_CHANGES);
+    changes.truncate(TOP_CHANGES);
+    let mut unverified: Vec<RealChange> = if changes.is_empty() {
+        unknown
+            .into_iter()
+            .filter(|c| c.relative.ln().abs() >= (1.0 + r.min_effect).ln())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    unverified.truncate(TOP_CHANGES);
+    Overview {
+        groups,
+        changes,
+        more_changes,
+        unverified,
+        headline: (others == 0).then(|| headline(r)),
+    }
+}
+
+fn verdict_of(v: Option<&str>) -> crate::stats::Verdict {
+    use crate::stats::Verdict;
+    match v {
+        Some("faster") => Verdict::Higher,
+        Some("slower") => Verdict::Lower,
+        Some("no difference") => Verdict::NoDifference,
+        _ => Verdict::Unknown,
+    }
+}
+
+/// The cost metrics whose interval says they changed, as the difference
+/// from the base (`+2.1 µs host CPU per query`), largest relative change
+/// first. When no cost has a decided verdict (no interval), the point
+/// estimates that moved by at least 10 % are given, marked `~`.
+fn moved(columns: usize, base: &Cell, c: &Cell) -> Vec<String> {
+    let words = |k: usize, mark: &str| -> Option<(f64, String)> {
+        let (x, b) = (c.cost[k]?, base.cost[k]?);
+        let size = c.cost_relative[k]?.ln().abs();
+        let d = x - b;
+        let sign = if d >= 0.0 { "+" } else { "−" };
+        Some((
+            size,
+            format!("{mark}{sign}{} {}", amount(d.abs()), COST_WORDS[k].1),
+        ))
+    };
+    let n = columns.min(COST_WORDS.len());
+    let mut v: Vec<(f64, String)> = (0..n)
+        .filter(|&k| matches!(c.cost_verdict[k], Some("higher" | "lower")))
+        .filter_map(|k| words(k, ""))
+        .collect();
+    if v.is_empty() {
+        v = (0..n)
+            .filter_map(|k| words(k, "~"))
+            .filter(|(size, _)| *size >= 1.1f64.ln())
+            .collect();
+    }
+    v.sort_by(|a, b| b.0.total_cmp(&a.0));
+    v.truncate(3);
+    v.into_iter().map(|(_, s)| s).collect()
+}
+
+fn headline(r: &Report) -> Headline {
+    let mut rows = Vec::new();
+    if let Some(s) = &r.sysbench {
+        let cpu = s.cost_columns.iter().position(|c| c.key == "cpupq");
+        for g in &s.groups {
+            let cells: Vec<&Cell> = g.tests.iter().filter_map(|t| t.cells[0].as_ref()).collect();
+            let qps: Vec<f64> = cells.iter().map(|c| c.qps).collect();
+            let p99: Vec<f64> = cells.iter().map(|c| c.p99_us as f64).collect();
+            let cpu: Vec<f64> = cells
+                .iter()
+                .filter_map(|c| cpu.and_then(|k| c.cost[k]))
+                .collect();
+            rows.push(HeadlineRow {
+                title: g.title.to_string(),
+                anchor: group_anchor(g.group),
+                tests: g.tests.len(),
+                median_qps: median(&qps),
+                median_p99_us: median(&p99),
+                median_cpu_us: median(&cpu),
+            });
+        }
+    }
+    if let Some(s) = &r.ibench {
+        rows.push(HeadlineRow {
+            title: "Insert Benchmark".into(),
+            anchor: "ibench".into(),
+            tests: s.steps.len(),
+            median_qps: None,
+            median_p99_us: None,
+            median_cpu_us: None,
+        });
+    }
+    let t = &r.targets[0];
+    let spec = shell_word(&t.spec);
+    let next = vec![
+        format!("tidemark run --target {spec} --target OTHER --repeat 3"),
+        format!("tidemark report {} RUN", t.run_id),
+    ];
+    Headline { rows, next }
+}
+
+/// `s` quoted for a POSIX shell when it needs it.
+fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("pg@17.10+cx10b"), "pg@17.10+cx10b");
+        assert_eq!(shell_word("sqlite:/tmp/a b"), "'sqlite:/tmp/a b'");
+    }
+}

@@ -1,0 +1,173 @@
+//! The first screen of the HTML report: the verdict counts per suite and
+//! group, the largest real changes with the costs that moved with them,
+//! or (one target) the headline numbers and the command to compare next.
+//! Built from [`crate::report::overview`]; placed right under the title so
+//! it is visible without scrolling.
+
+use std::fmt::Write as _;
+
+use super::svg::esc;
+use crate::report::format::{amount, interval_text};
+use crate::report::model::Report;
+use crate::report::overview::{Overview, build};
+use crate::stats::VerdictCounts;
+
+/// Renders the summary section (`id="summary"`).
+pub(super) fn section(o: &mut String, r: &Report) {
+    let ov = build(r);
+    o.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    if ov.headline.is_some() {
+        headline(o, r, &ov);
+    } else {
+        verdicts(o, r, &ov);
+        changes(o, r, &ov);
+    }
+    o.push_str("</section>\n");
+}
+
+fn counts_cell(c: &VerdictCounts) -> String {
+    let mut parts = Vec::new();
+    if c.lower > 0 {
+        parts.push(format!("<b class=\"vs\">{} slower</b>", c.lower));
+    }
+    if c.higher > 0 {
+        parts.push(format!("<b class=\"vf\">{} faster</b>", c.higher));
+    }
+    if c.no_difference > 0 {
+        parts.push(format!(
+            "<span class=\"vn\">{} same</span>",
+            c.no_difference
+        ));
+    }
+    if c.unknown > 0 {
+        parts.push(format!("<span class=\"vu\">{} unknown</span>", c.unknown));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn verdicts(o: &mut String, r: &Report, ov: &Overview) {
+    let _ = write!(
+        o,
+        "<table class=\"verdicts\"><thead><tr><th class=\"l\">suite: group</th><th>tests</th>"
+    );
+    for t in &r.targets[1..] {
+        let _ = write!(
+            o,
+            "<th class=\"l\">{} <small>{}</small></th>",
+            esc(&t.column),
+            esc(&t.label)
+        );
+    }
+    o.push_str("</tr></thead><tbody>");
+    for g in &ov.groups {
+        let _ = write!(
+            o,
+            "<tr><td class=\"l\"><a href=\"#{}\">{}: {}</a></td><td>{}</td>",
+            esc(&g.anchor),
+            g.suite,
+            esc(&g.title),
+            g.tests
+        );
+        for c in &g.counts {
+            let _ = write!(o, "<td class=\"l\">{}</td>", counts_cell(c));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table>\n");
+    let _ = writeln!(
+        o,
+        "<p class=\"legend\">vs base <b>{}</b>: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {}%; same = no difference; unknown = too few seconds or repetitions for an interval.</p>",
+        esc(&r.base),
+        amount(r.min_effect * 100.0).trim_end_matches(".00")
+    );
+}
+
+fn changes(o: &mut String, r: &Report, ov: &Overview) {
+    let min = amount(r.min_effect * 100.0)
+        .trim_end_matches(".00")
+        .to_string();
+    let list = if !ov.changes.is_empty() {
+        o.push_str("<h3>Largest real changes</h3>\n");
+        &ov.changes
+    } else if !ov.unverified.is_empty() {
+        let _ = writeln!(
+            o,
+            "<p><b>No real change yet:</b> no interval lies wholly beyond ±{min}%. The largest changes \
+             below have no interval (too few seconds or repetitions): measure again with longer steps \
+             or <code>--repeat 3</code> before believing them (~: a cost's point estimate, no interval).</p>"
+        );
+        &ov.unverified
+    } else {
+        let _ = writeln!(
+            o,
+            "<p><b>No real change:</b> no test's interval lies wholly beyond ±{min}%.</p>"
+        );
+        return;
+    };
+    o.push_str("<table class=\"changes\"><thead><tr><th class=\"l\">target</th><th class=\"l\">test</th><th>rQPS</th><th class=\"l\">moved with it</th></tr></thead><tbody>");
+    for c in list {
+        let class = match c.verdict {
+            "faster" => "faster",
+            "slower" => "slower",
+            _ => "similar",
+        };
+        let title = c.interval.as_ref().map(interval_text).unwrap_or_default();
+        let _ = write!(
+            o,
+            "<tr><td class=\"l\">{} <small>{}</small></td><td class=\"l\"><a href=\"#{}\">{}</a> <small>{}</small></td><td class=\"{class}\" title=\"{}\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(&c.column),
+            esc(&c.target),
+            esc(&c.anchor),
+            esc(&c.test),
+            esc(&c.title),
+            esc(&title),
+            esc(&c.rqps()),
+            if c.moved.is_empty() {
+                "<span class=\"vu\">no cost metric changed beyond its interval</span>".into()
+            } else {
+                esc(&c.moved.join(", "))
+            }
+        );
+    }
+    o.push_str("</tbody></table>\n");
+    if ov.more_changes > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"legend\">{} more real change{} in the tables below.</p>",
+            ov.more_changes,
+            if ov.more_changes == 1 { "" } else { "s" }
+        );
+    }
+}
+
+fn headline(o: &mut String, r: &Report, ov: &Overview) {
+    let Some(h) = &ov.headline else { return };
+    let _ = writeln!(
+        o,
+        "<p>One target, <b>{}</b>: nothing to compare yet. Its numbers, median over each group's tests:</p>",
+        esc(&r.base)
+    );
+    o.push_str("<table class=\"headline\"><thead><tr><th class=\"l\">group</th><th>tests</th><th>median QPS</th><th>median p99 µs</th><th>median host CPU µs/query</th></tr></thead><tbody>");
+    let cell = |x: Option<f64>| x.map_or("-".into(), amount);
+    for row in &h.rows {
+        let _ = write!(
+            o,
+            "<tr><td class=\"l\"><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&row.anchor),
+            esc(&row.title),
+            row.tests,
+            cell(row.median_qps),
+            cell(row.median_p99_us),
+            cell(row.median_cpu_us)
+        );
+    }
+    o.push_str("</tbody></table>\n<p>Compare next (OTHER: another target spec; RUN: another stored run):</p><pre>");
+    for c in &h.next {
+        let _ = writeln!(o, "{}", esc(c));
+    }
+    o.push_str("</pre>\n");
+}
