@@ -242,6 +242,12 @@ pub struct SeriesLine {
     pub ips: Vec<[f64; 2]>,
     pub qps: Vec<[f64; 2]>,
     pub max_rt_ms: Vec<[f64; 2]>,
+    /// Deletes per second (the reference's DPS).
+    pub dps: Vec<[f64; 2]>,
+    /// The largest insert, delete and query response time per second, ms.
+    pub max_insert_ms: Vec<[f64; 2]>,
+    pub max_delete_ms: Vec<[f64; 2]>,
+    pub max_query_ms: Vec<[f64; 2]>,
 }
 
 /// Builds the section from the targets' stored `ibench` steps; `None` when
@@ -414,6 +420,10 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
                 ips: points(&|p| p.ips),
                 qps: points(&|p| p.qps),
                 max_rt_ms: points(&|p| p.max_rt_us.map(|u| u as f64 / 1000.0)),
+                dps: points(&|p| p.dps),
+                max_insert_ms: points(&|p| p.max_insert_us.map(|u| u as f64 / 1000.0)),
+                max_delete_ms: points(&|p| p.max_delete_us.map(|u| u as f64 / 1000.0)),
+                max_query_ms: points(&|p| p.max_query_us.map(|u| u as f64 / 1000.0)),
             });
         }
         metrics.push(m);

@@ -59,6 +59,13 @@ pub struct IbenchSecond {
     pub qps: Option<f64>,
     /// The largest response time that second, µs.
     pub max_rt_us: Option<u64>,
+    /// Rows deleted that second (steps with a delete role).
+    pub dps: Option<f64>,
+    /// The largest insert, delete and query response time that second,
+    /// µs (`None`: the step has no such role).
+    pub max_insert_us: Option<u64>,
+    pub max_delete_us: Option<u64>,
+    pub max_query_us: Option<u64>,
 }
 
 /// The response-time buckets: label and upper bound in µs (the last has
@@ -157,8 +164,33 @@ pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
                     ips: role("insert").map(|_| 0.0),
                     qps: role("query").filter(|_| query).map(|_| 0.0),
                     max_rt_us: role(primary).map(|_| 0),
+                    dps: role("delete").map(|_| 0.0),
+                    max_insert_us: role("insert").map(|_| 0),
+                    max_delete_us: role("delete").map(|_| 0),
+                    max_query_us: role("query").filter(|_| query).map(|_| 0),
                 })
                 .collect();
+            if let Some(r) = role("delete") {
+                for p in &r.per_second {
+                    if let Some(x) = out[p.sec as usize].dps.as_mut() {
+                        *x += p.rows as f64;
+                    }
+                }
+            }
+            type Slot = fn(&mut IbenchSecond) -> &mut Option<u64>;
+            let maxes: [(&str, Slot); 3] = [
+                ("insert", |s| &mut s.max_insert_us),
+                ("delete", |s| &mut s.max_delete_us),
+                ("query", |s| &mut s.max_query_us),
+            ];
+            for (name, slot) in maxes {
+                let Some(r) = role(name) else { continue };
+                for p in &r.per_second {
+                    if let Some(m) = slot(&mut out[p.sec as usize]).as_mut() {
+                        *m = (*m).max(p.max_latency_us);
+                    }
+                }
+            }
             for (name, is_rows) in [("insert", true), ("query", false)] {
                 let Some(r) = role(name) else { continue };
                 for p in &r.per_second {
@@ -258,6 +290,10 @@ fn input_from_generic_step(s: &StepRecord) -> IbenchStepInput {
                 ips: (!query).then_some(p.counts.rows as f64),
                 qps: query.then_some(p.counts.events as f64),
                 max_rt_us: Some(p.max_latency_us),
+                dps: None,
+                max_insert_us: None,
+                max_delete_us: None,
+                max_query_us: None,
             })
             .collect(),
         host: host_metrics_of(s),

@@ -116,6 +116,10 @@ fn two_targets() -> Vec<(String, Vec<IbenchStepInput>)> {
             ips: Some(900.0 + f64::from(s) * 50.0),
             qps: None,
             max_rt_us: Some(1000),
+            dps: None,
+            max_insert_us: None,
+            max_delete_us: None,
+            max_query_us: None,
         })
         .collect();
     vec![

@@ -14,15 +14,16 @@ use super::model::Report;
 use super::sysbench::{Cell, median};
 use crate::stats::{Interval, VerdictCounts};
 
-/// How many real changes the first screen lists.
-pub const TOP_CHANGES: usize = 8;
+/// How many real changes the first screen lists per group.
+pub const PER_GROUP: usize = 2;
 
 /// The first screen.
 #[derive(Clone, Debug, Serialize)]
 pub struct Overview {
     /// One row per suite and group.
     pub groups: Vec<GroupVerdicts>,
-    /// The largest changes with a decided verdict, largest first.
+    /// The largest changes with a decided verdict: up to [`PER_GROUP`] per
+    /// group, in the groups' order, largest first within a group.
     pub changes: Vec<RealChange>,
     /// Changes with a verdict beyond the ones listed.
     pub more_changes: usize,
@@ -185,19 +186,19 @@ pub fn build(r: &Report) -> Overview {
         });
     }
     changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
-    let (mut changes, unknown): (Vec<RealChange>, Vec<RealChange>) =
+    let (real, unknown): (Vec<RealChange>, Vec<RealChange>) =
         changes.into_iter().partition(|c| c.verdict != "unknown");
-    let more_changes = changes.len().saturating_sub(TOP_CHANGES);
-    changes.truncate(TOP_CHANGES);
-    let mut unverified: Vec<RealChange> = if changes.is_empty() {
-        unknown
+    let changes = per_group(&groups, &real);
+    let more_changes = real.len() - changes.len();
+    let unverified: Vec<RealChange> = if changes.is_empty() {
+        let big: Vec<RealChange> = unknown
             .into_iter()
             .filter(|c| c.relative.ln().abs() >= (1.0 + r.min_effect).ln())
-            .collect()
+            .collect();
+        per_group(&groups, &big)
     } else {
         Vec::new()
     };
-    unverified.truncate(TOP_CHANGES);
     Overview {
         groups,
         changes,
@@ -205,6 +206,21 @@ pub fn build(r: &Report) -> Overview {
         unverified,
         headline: (others == 0).then(|| headline(r)),
     }
+}
+
+/// The first [`PER_GROUP`] of `sorted` (largest first) in each group, the
+/// groups in the report's order.
+fn per_group(groups: &[GroupVerdicts], sorted: &[RealChange]) -> Vec<RealChange> {
+    groups
+        .iter()
+        .flat_map(|g| {
+            sorted
+                .iter()
+                .filter(|c| c.anchor == g.anchor)
+                .take(PER_GROUP)
+                .cloned()
+        })
+        .collect()
 }
 
 fn verdict_of(v: Option<&str>) -> crate::stats::Verdict {
@@ -244,7 +260,7 @@ fn moved(columns: usize, base: &Cell, c: &Cell) -> Vec<String> {
             .collect();
     }
     v.sort_by(|a, b| b.0.total_cmp(&a.0));
-    v.truncate(3);
+    v.truncate(2);
     v.into_iter().map(|(_, s)| s).collect()
 }
 

@@ -56,7 +56,12 @@ pub fn render(r: &Report) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"generator\" content=\"tidemark {v}\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}{NAV}</style></head><body>\n<h1>{t}</h1>\n",
+         <title>{t}</title><style>{STYLE}{NAV}</style></head><body>\n<h1{h}>{t}</h1>\n",
+        h = if r.targets.len() > 3 {
+            " class=\"many\""
+        } else {
+            ""
+        },
         v = esc(&r.tidemark_version),
         t = esc(&title),
         NAV = super::html_nav::STYLE

@@ -173,12 +173,27 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
         }
         if let Some(series) = s.series.iter().find(|x| x.step == m.step) {
             type Pick = fn(&SeriesLine) -> &Vec<[f64; 2]>;
-            let charts: [(&str, Pick); 3] = [
+            // The reference's per-second charts: IPS, max insert time,
+            // DPS, max delete time, QPS, max query time.
+            // Steps without roles (l.x, older runs) keep one max chart.
+            let by_role = series.lines.iter().any(|l| {
+                !(l.max_insert_ms.is_empty()
+                    && l.max_delete_ms.is_empty()
+                    && l.max_query_ms.is_empty())
+            });
+            let charts: [(&str, Pick); 7] = [
                 ("inserts/s", |l| &l.ips),
+                ("max insert response time, ms", |l| &l.max_insert_ms),
+                ("deletes/s", |l| &l.dps),
+                ("max delete response time, ms", |l| &l.max_delete_ms),
                 ("queries/s", |l| &l.qps),
+                ("max query response time, ms", |l| &l.max_query_ms),
                 ("max response time, ms", |l| &l.max_rt_ms),
             ];
             for (what, pick) in charts {
+                if by_role && what == "max response time, ms" {
+                    continue;
+                }
                 let lines: Vec<LineSeries> = series
                     .lines
                     .iter()

@@ -15,7 +15,8 @@ nav.toc{position:sticky;top:0;z-index:5;background:#fff;border-bottom:1px solid 
 nav.toc a{margin-right:12px;white-space:nowrap}nav.toc .sub a{font-size:13px;margin-right:10px}
 thead th{position:sticky;top:34px;z-index:2}
 #filter{margin:4px 0 0;font-size:13px}#filter input[type=search]{width:220px}
-table.verdicts td,table.changes td{vertical-align:middle}.vs{color:#b00}.vf{color:#070}.vn{color:#555}.vu{color:#888}
+table.verdicts td,table.changes td{vertical-align:middle;padding:2px 8px}.nw{white-space:nowrap}
+table.verdicts b,table.verdicts span{white-space:nowrap}h1.many{font-size:19px}.vs{color:#b00}.vf{color:#070}.vn{color:#555}.vu{color:#888}
 #summary h2{margin-top:12px}table.cost tbody.t td:first-child{font-weight:600}
 table.cost tbody.t tr:first-child td{border-top:2px solid #bbb}
 @media print{nav.toc{position:static}#filter{display:none}thead th{position:static}}

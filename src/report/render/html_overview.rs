@@ -108,7 +108,7 @@ fn changes(o: &mut String, r: &Report, ov: &Overview) {
         );
         return;
     };
-    o.push_str("<table class=\"changes\"><thead><tr><th class=\"l\">target</th><th class=\"l\">test</th><th>rQPS</th><th class=\"l\">moved with it</th></tr></thead><tbody>");
+    o.push_str("<table class=\"changes\"><thead><tr><th class=\"l\">target</th><th class=\"l\">test</th><th>rQPS ± 95 %</th><th class=\"l\">cost per query that moved with it</th></tr></thead><tbody>");
     for c in list {
         let class = match c.verdict {
             "faster" => "faster",
@@ -118,12 +118,12 @@ fn changes(o: &mut String, r: &Report, ov: &Overview) {
         let title = c.interval.as_ref().map(interval_text).unwrap_or_default();
         let _ = write!(
             o,
-            "<tr><td class=\"l\">{} <small>{}</small></td><td class=\"l\"><a href=\"#{}\">{}</a> <small>{}</small></td><td class=\"{class}\" title=\"{}\">{}</td><td class=\"l\">{}</td></tr>",
-            esc(&c.column),
+            "<tr><td class=\"l nw\" title=\"{}\">{}</td><td class=\"l nw\"><a href=\"#{}\" title=\"{}\">{}</a></td><td class=\"nw {class}\" title=\"{}\">{}</td><td class=\"l\">{}</td></tr>",
             esc(&c.target),
+            esc(&c.column),
             esc(&c.anchor),
-            esc(&c.test),
             esc(&c.title),
+            esc(&c.test),
             esc(&title),
             esc(&c.rqps()),
             if c.moved.is_empty() {
