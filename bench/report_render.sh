@@ -5,18 +5,44 @@
 # rendered (HTML, Markdown, JSON, CSV) several times and each is timed.
 #
 # usage: bench/report_render.sh [targets] [repeats]
-# needs: PostgreSQL server binaries (apt-get install postgresql)
+#        bench/report_render.sh --store results.db [repeats]
+#   --store: time the report of a stored results database instead (e.g.
+#   tests/fixtures/report-6/results.db: 6 targets × 34 tests, a real run);
+#   it is copied first, the original is never opened.
+# needs: PostgreSQL server binaries (apt-get install postgresql), unless --store
 set -euo pipefail
-targets=${1:-6}
-repeats=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+store=
+if [ "${1:-}" = --store ]; then
+  store=$(realpath "$2")
+  shift 2
+  targets=0
+  repeats=${1:-5}
+else
+  targets=${1:-6}
+  repeats=${2:-5}
+fi
 
 cargo build --release --quiet
 tm=$here/target/release/tidemark
 work=$(mktemp -d /tmp/tidemark-report-bench.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
+
+if [ -n "$store" ]; then
+  mkdir -p "$work/results"
+  cp "$store" "$work/results/results.db"
+  echo "store: $store ($(stat -c %s "$store") bytes)"
+  for i in $(seq "$repeats"); do
+    t0=$(date +%s%N)
+    "$tm" report --results "$work/results" -o "$work/report" >/dev/null
+    t1=$(date +%s%N)
+    echo "report $i: $(( (t1 - t0) / 1000000 )) ms (process start to files written)"
+  done
+  ls -la "$work/report" | awk 'NR>1 && $9 !~ /^\.+$/ {print "  " $9 ": " $5 " bytes"}'
+  exit 0
+fi
 
 args=()
 for _ in $(seq "$targets"); do args+=(--target pg@system); done

@@ -234,34 +234,42 @@ fn verdict_of(v: Option<&str>) -> crate::stats::Verdict {
 }
 
 /// The cost metrics whose interval says they changed, as the difference
-/// from the base (`+2.1 µs host CPU per query`), largest relative change
-/// first. When no cost has a decided verdict (no interval), the point
+/// from the base (`+2.1 µs host CPU per query`): CPU and context switches
+/// first, then the largest relative change; at most two. When no cost has a decided verdict (no interval), the point
 /// estimates that moved by at least 10 % are given, marked `~`.
 fn moved(columns: usize, base: &Cell, c: &Cell) -> Vec<String> {
-    let words = |k: usize, mark: &str| -> Option<(f64, String)> {
+    let words = |k: usize, mark: &str| -> Option<(u8, f64, String)> {
         let (x, b) = (c.cost[k]?, base.cost[k]?);
         let size = c.cost_relative[k]?.ln().abs();
         let d = x - b;
         let sign = if d >= 0.0 { "+" } else { "−" };
         Some((
+            rank(k),
             size,
             format!("{mark}{sign}{} {}", amount(d.abs()), COST_WORDS[k].1),
         ))
     };
     let n = columns.min(COST_WORDS.len());
-    let mut v: Vec<(f64, String)> = (0..n)
+    let mut v: Vec<(u8, f64, String)> = (0..n)
         .filter(|&k| matches!(c.cost_verdict[k], Some("higher" | "lower")))
         .filter_map(|k| words(k, ""))
         .collect();
     if v.is_empty() {
         v = (0..n)
             .filter_map(|k| words(k, "~"))
-            .filter(|(size, _)| *size >= 1.1f64.ln())
+            .filter(|(_, size, _)| *size >= 1.1f64.ln())
             .collect();
     }
-    v.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // CPU and context switches first, as the seeds explain a change;
+    // then the largest relative change.
+    v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
     v.truncate(2);
-    v.into_iter().map(|(_, s)| s).collect()
+    v.into_iter().map(|(_, _, s)| s).collect()
+}
+
+/// 0 for the CPU and context-switch columns, 1 for the others.
+fn rank(k: usize) -> u8 {
+    u8::from(!matches!(COST_WORDS[k].0, "cpupq" | "cspq" | "server_cpu"))
 }
 
 fn headline(r: &Report) -> Headline {

@@ -190,6 +190,7 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
                 ("max query response time, ms", |l| &l.max_query_ms),
                 ("max response time, ms", |l| &l.max_rt_ms),
             ];
+            o.push_str("<div class=\"charts\">");
             for (what, pick) in charts {
                 if by_role && what == "max response time, ms" {
                     continue;
@@ -206,7 +207,7 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
                     .collect();
                 if lines.iter().any(|x| !x.points.is_empty()) {
                     o.push_str(&svg::lines(
-                        &format!("{}: {what} per second", m.step),
+                        &format!("{}: {what}, second by second", m.step),
                         "second",
                         what,
                         &lines,
@@ -214,6 +215,7 @@ pub(super) fn section(o: &mut String, r: &Report, s: &IbenchSection) {
                     o.push('\n');
                 }
             }
+            o.push_str("</div>\n");
         }
     }
     o.push_str("</section>\n");

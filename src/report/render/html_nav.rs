@@ -13,12 +13,14 @@ use crate::report::overview::group_anchor;
 pub(super) const STYLE: &str = r#"
 nav.toc{position:sticky;top:0;z-index:5;background:#fff;border-bottom:1px solid #ddd;padding:6px 0;margin-bottom:8px}
 nav.toc a{margin-right:12px;white-space:nowrap}nav.toc .sub a{font-size:13px;margin-right:10px}
-thead th{position:sticky;top:34px;z-index:2}
+thead th{position:sticky;top:var(--navh,34px);z-index:2}
+table.cost thead tr+tr th{top:calc(var(--navh,34px) + 25px)}[id]{scroll-margin-top:calc(var(--navh,34px) + 8px)}
 #filter{margin:4px 0 0;font-size:13px}#filter input[type=search]{width:220px}
 table.verdicts td,table.changes td{vertical-align:middle;padding:2px 8px}.nw{white-space:nowrap}
 table.verdicts b,table.verdicts span{white-space:nowrap}h1.many{font-size:19px}.vs{color:#b00}.vf{color:#070}.vn{color:#555}.vu{color:#888}
 #summary h2{margin-top:12px}table.cost tbody.t td:first-child{font-weight:600}
 table.cost tbody.t tr:first-child td{border-top:2px solid #bbb}
+div.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:0 16px}
 @media print{nav.toc{position:static}#filter{display:none}thead th{position:static}}
 "#;
 
@@ -67,6 +69,9 @@ pub(super) fn toc(o: &mut String, r: &Report) {
 pub(super) const SCRIPT: &str = r#"<script>
 (function(){
 const f=document.getElementById('filter');if(!f)return;f.hidden=false;
+const nav=document.querySelector('nav.toc');
+const fit=()=>document.documentElement.style.setProperty('--navh',nav.offsetHeight+'px');
+fit();window.addEventListener('resize',fit);
 function apply(){
   const on=new Set([...f.querySelectorAll('input[type=checkbox]')].filter(c=>c.checked).map(c=>c.value));
   const q=f.querySelector('input[type=search]').value.trim().toLowerCase();
