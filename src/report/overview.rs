@@ -31,6 +31,10 @@ pub struct Overview {
     /// minimum effect whose verdict is unknown (no interval), so the
     /// reader sees where to look and that it needs more measurement.
     pub unverified: Vec<RealChange>,
+    /// When no change is real: the largest changes whose interval says
+    /// "no difference", so the reader sees how far they went and how wide
+    /// the intervals are (at most three).
+    pub within_noise: Vec<RealChange>,
     /// Only for a single-target report.
     pub headline: Option<Headline>,
 }
@@ -61,7 +65,8 @@ pub struct RealChange {
     pub test: String,
     pub relative: f64,
     pub interval: Option<Interval>,
-    /// `faster` or `slower` (`unknown` in [`Overview::unverified`]).
+    /// `faster` or `slower` (`unknown` in [`Overview::unverified`], `no
+    /// difference` in [`Overview::within_noise`]).
     pub verdict: &'static str,
     /// The cost metrics that moved with it, in words
     /// (`+2.1 µs host CPU per query`).
@@ -124,8 +129,10 @@ pub fn build(r: &Report) -> Overview {
                 for (i, c) in t.cells.iter().enumerate().skip(1) {
                     let Some(c) = c else { continue };
                     counts[i - 1].add(verdict_of(c.verdict));
-                    if let (Some(v @ ("faster" | "slower" | "unknown")), Some(x)) =
-                        (c.verdict, c.relative)
+                    if let (
+                        Some(v @ ("faster" | "slower" | "unknown" | "no difference")),
+                        Some(x),
+                    ) = (c.verdict, c.relative)
                     {
                         changes.push(RealChange {
                             column: r.targets[i].column.clone(),
@@ -160,7 +167,7 @@ pub fn build(r: &Report) -> Overview {
                     continue;
                 }
                 counts[i - 1].add(verdict_of(c.verdict));
-                if let (Some(v @ ("faster" | "slower" | "unknown")), Some(x)) =
+                if let (Some(v @ ("faster" | "slower" | "unknown" | "no difference")), Some(x)) =
                     (c.verdict, c.relative)
                 {
                     changes.push(RealChange {
@@ -186,6 +193,9 @@ pub fn build(r: &Report) -> Overview {
         });
     }
     changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
+    let (same, changes): (Vec<RealChange>, Vec<RealChange>) = changes
+        .into_iter()
+        .partition(|c| c.verdict == "no difference");
     let (real, unknown): (Vec<RealChange>, Vec<RealChange>) =
         changes.into_iter().partition(|c| c.verdict != "unknown");
     let changes = per_group(&groups, &real);
@@ -199,11 +209,17 @@ pub fn build(r: &Report) -> Overview {
     } else {
         Vec::new()
     };
+    let within_noise = if real.is_empty() {
+        same.into_iter().take(3).collect()
+    } else {
+        Vec::new()
+    };
     Overview {
         groups,
         changes,
         more_changes,
         unverified,
+        within_noise,
         headline: (others == 0).then(|| headline(r)),
     }
 }

@@ -102,10 +102,19 @@ fn changes(o: &mut String, r: &Report, ov: &Overview) {
         );
         &ov.unverified
     } else {
-        let _ = writeln!(
+        let _ = write!(
             o,
-            "<p><b>No real change:</b> no test's interval lies wholly beyond ±{min}%.</p>"
+            "<p><b>No real change:</b> no test's interval lies wholly beyond ±{min}%."
         );
+        if !ov.within_noise.is_empty() {
+            let list: Vec<String> = ov
+                .within_noise
+                .iter()
+                .map(|c| format!("{} {} {}", esc(&c.column), esc(&c.test), esc(&c.rqps())))
+                .collect();
+            let _ = write!(o, " Largest, within noise: {}.", list.join("; "));
+        }
+        o.push_str("</p>\n");
         return;
     };
     o.push_str("<table class=\"changes\"><thead><tr><th class=\"l\">target</th><th class=\"l\">test</th><th>rQPS ± 95 %</th><th class=\"l\">cost per query that moved with it</th></tr></thead><tbody>");

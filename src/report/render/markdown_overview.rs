@@ -136,9 +136,18 @@ pub(super) fn summary(o: &mut String, r: &Report) {
         );
         table(o, &header, &right, &change_rows(&ov.unverified));
     } else {
-        let _ = writeln!(
+        let _ = write!(
             o,
-            "No real change: no test's interval lies wholly beyond ±{min}%.\n"
+            "No real change: no test's interval lies wholly beyond ±{min}%."
         );
+        if !ov.within_noise.is_empty() {
+            let list: Vec<String> = ov
+                .within_noise
+                .iter()
+                .map(|c| format!("{} {} {}", c.column, c.test, c.rqps()))
+                .collect();
+            let _ = write!(o, " Largest, within noise: {}.", list.join("; "));
+        }
+        o.push_str("\n\n");
     }
 }
