@@ -30,10 +30,8 @@ work=$(mktemp -d /tmp/tidemark-report-bench.XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 
-if [ -n "$store" ]; then
-  mkdir -p "$work/results"
-  cp "$store" "$work/results/results.db"
-  echo "store: $store ($(stat -c %s "$store") bytes)"
+# Renders the report of $work/results $repeats times, timing each.
+time_reports() {
   for i in $(seq "$repeats"); do
     t0=$(date +%s%N)
     "$tm" report --results "$work/results" -o "$work/report" >/dev/null
@@ -41,6 +39,13 @@ if [ -n "$store" ]; then
     echo "report $i: $(( (t1 - t0) / 1000000 )) ms (process start to files written)"
   done
   ls -la "$work/report" | awk 'NR>1 && $9 !~ /^\.+$/ {print "  " $9 ": " $5 " bytes"}'
+}
+
+if [ -n "$store" ]; then
+  mkdir -p "$work/results"
+  cp "$store" "$work/results/results.db"
+  echo "store: $store ($(stat -c %s "$store") bytes)"
+  time_reports
   exit 0
 fi
 
@@ -53,10 +58,4 @@ start=$(date +%s)
 echo "store built by a real run in $(( $(date +%s) - start )) s: $("$tm" runs --results "$work/results" | tail -1)"
 ls -la "$work/results/results.db" | awk '{print "results.db: " $5 " bytes"}'
 
-for i in $(seq "$repeats"); do
-  t0=$(date +%s%N)
-  "$tm" report --results "$work/results" -o "$work/report" >/dev/null
-  t1=$(date +%s%N)
-  echo "report $i: $(( (t1 - t0) / 1000000 )) ms (process start to files written)"
-done
-ls -la "$work/report" | awk 'NR>1 && $9 !~ /^\.+$/ {print "  " $9 ": " $5 " bytes"}'
+time_reports

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::chromium::chromium_cmd;
+use common::chromium::{probe_page, screenshot};
 use common::*;
 use tidemark::report::select::select;
 use tidemark::report::{Report, ReportOptions, html, markdown, model};
@@ -150,7 +150,7 @@ out.id = 'probe';
 out.textContent = 'PROBE' + JSON.stringify({height: document.documentElement.scrollHeight,
   width: document.documentElement.scrollWidth, charts}) + 'END';
 document.body.appendChild(out);
-</script></body>"#;
+</script>"#;
 
 #[test]
 fn html_renders_in_headless_chromium_with_its_charts() {
@@ -177,27 +177,7 @@ fn html_renders_in_headless_chromium_with_its_charts() {
     );
     let index = dir.path().join("index.html");
     std::fs::write(&index, &page).unwrap();
-    let probe = dir.path().join("probe.html");
-    std::fs::write(&probe, page.replace("</body>", PROBE)).unwrap();
-
-    let o = chromium_cmd(&dir.path().join("profile-1"))
-        .arg("--window-size=1280,1000")
-        .arg("--dump-dom")
-        .arg(format!("file://{}", probe.display()))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let json = dom
-        .rsplit_once("PROBE")
-        .and_then(|(_, rest)| rest.split_once("END"))
-        .map(|(j, _)| j)
-        .unwrap_or_else(|| {
-            panic!(
-                "chromium rendered no probe: {}",
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
-    let probe: serde_json::Value = serde_json::from_str(json).expect("probe JSON");
+    let probe = probe_page(&page, dir.path(), "probe", 1280, 1000, PROBE);
 
     // One bar chart per sysbench group; each drawn, with one bar per test
     // and compared target.
@@ -226,20 +206,9 @@ fn html_renders_in_headless_chromium_with_its_charts() {
     );
 
     // A screenshot of the whole page, kept for a human to look at.
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-fixture.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = chromium_cmd(&dir.path().join("profile-2"))
-        .arg(format!("--window-size=1280,{height}"))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", index.display()))
-        .output()
-        .expect("chromium runs");
-    let png = std::fs::read(&shot)
-        .unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&o.stderr)));
-    assert_eq!(&png[1..4], b"PNG");
-    let png_w = u32::from_be_bytes(png[16..20].try_into().unwrap());
-    let png_h = u32::from_be_bytes(png[20..24].try_into().unwrap());
-    assert_eq!((png_w, u64::from(png_h)), (1280, height));
+    let height = u32::try_from(height).unwrap();
+    let shot = screenshot(&index, dir.path(), "report-fixture.png", 1280, height);
+    let png = std::fs::read(shot).unwrap();
     assert!(
         png.len() > 50_000,
         "a page of tables and charts, not a blank one"

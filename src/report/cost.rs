@@ -161,6 +161,29 @@ pub fn seed_name(key: &str) -> &'static str {
     }
 }
 
+/// The columns of the seeds' wide per-operation table for the cost
+/// columns `present`: `Some(k)` a cost column, `None` the rate (`o/s`),
+/// in the order `cpu/o cs/o r/o rKB/o wKB/o o/s` then server and client
+/// CPU. The name of each is [`seed_column_name`].
+pub fn seed_columns(columns: &[CostColumn], present: &[bool]) -> Vec<Option<usize>> {
+    let shown: Vec<usize> = (0..columns.len()).filter(|&k| present[k]).collect();
+    let split = shown
+        .iter()
+        .position(|&k| columns[k].key == "server_cpu")
+        .unwrap_or(shown.len());
+    shown[..split]
+        .iter()
+        .map(|&k| Some(k))
+        .chain([None])
+        .chain(shown[split..].iter().map(|&k| Some(k)))
+        .collect()
+}
+
+/// The header of a [`seed_columns`] entry.
+pub fn seed_column_name(columns: &[CostColumn], c: Option<usize>) -> &'static str {
+    c.map_or("o/s", |k| seed_name(columns[k].key))
+}
+
 /// The cost of one sysbench step, aligned with [`SYSBENCH_COST`].
 pub fn sysbench_cost(step: &StepRecord) -> Vec<Option<f64>> {
     let h = host_metrics_of(step);

@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 use super::html::{band_class, l, n, table_tagged};
 use super::svg::{self, BarSeries, color, esc};
-use crate::report::cost::seed_name;
+use crate::report::cost::{seed_column_name, seed_columns};
 use crate::report::format::{amount, interval_text, opt_amount, rel, rel_pm};
 use crate::report::model::Report;
 use crate::report::overview::group_anchor;
-use crate::report::sysbench::{GroupSection, SysbenchSection};
+use crate::report::sysbench::{Cell, GroupSection, SysbenchSection};
 
 pub(super) fn section(o: &mut String, r: &Report, s: &SysbenchSection) {
     o.push_str("<section id=\"sysbench\"><h2>Sysbench</h2>\n");
@@ -159,20 +159,10 @@ fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection)
             "<details class=\"cost\" open><summary>Cost per query: {}</summary>",
             keys.join(", ")
         );
-        // cpu/o cs/o r/o rKB/o wKB/o, then o/s, then server and client CPU.
-        let split = shown
+        let order = seed_columns(&s.cost_columns, &s.cost_present);
+        let names: Vec<&str> = order
             .iter()
-            .position(|&k| s.cost_columns[k].key == "server_cpu")
-            .unwrap_or(shown.len());
-        let names: Vec<String> = shown[..split]
-            .iter()
-            .map(|&k| seed_name(s.cost_columns[k].key).to_string())
-            .chain(["o/s".to_string()])
-            .chain(
-                shown[split..]
-                    .iter()
-                    .map(|&k| seed_name(s.cost_columns[k].key).to_string()),
-            )
+            .map(|c| seed_column_name(&s.cost_columns, *c))
             .collect();
         let _ = write!(
             o,
@@ -212,48 +202,16 @@ fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection)
                     );
                     continue;
                 };
-                let abs = |k: usize| opt_amount(c.cost[k]);
-                for &k in &shown[..split] {
-                    let _ = write!(o, "<td>{}</td>", abs(k));
-                }
-                let _ = write!(o, "<td>{}</td>", amount(c.qps));
-                for &k in &shown[split..] {
-                    let _ = write!(o, "<td>{}</td>", abs(k));
-                }
-                if reps == 2 {
-                    let relc = |k: usize| -> String {
-                        if i == 0 {
-                            return String::new();
-                        }
-                        let cls = match c.cost_verdict[k] {
-                            Some("higher") => " class=\"slower\"",
-                            Some("lower") => " class=\"faster\"",
-                            _ => "",
-                        };
-                        let text = c.cost_relative[k].map_or("n/a".into(), rel);
-                        match (&c.cost_interval[k], c.cost_verdict[k]) {
-                            (Some(iv), Some(v)) => format!(
-                                "<td{cls} title=\"{v}: {}\">{text}</td>",
-                                esc(&interval_text(iv))
-                            ),
-                            _ => format!("<td{cls}>{text}</td>"),
-                        }
-                    };
-                    for &k in &shown[..split] {
-                        o.push_str(&relc(k));
-                    }
-                    let qrel = if i == 0 {
-                        String::new()
-                    } else {
-                        c.relative.map_or("-".into(), rel)
-                    };
+                for k in &order {
                     let _ = write!(
                         o,
-                        "<td class=\"{}\">{qrel}</td>",
-                        if i == 0 { "" } else { band_class(c.band) }
+                        "<td>{}</td>",
+                        k.map_or_else(|| amount(c.qps), |k| opt_amount(c.cost[k]))
                     );
-                    for &k in &shown[split..] {
-                        o.push_str(&relc(k));
+                }
+                if reps == 2 {
+                    for k in &order {
+                        o.push_str(&relative_cost_cell(i, c, *k));
                     }
                 }
                 o.push_str("</tr>");
@@ -268,6 +226,32 @@ fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection)
             "<p class=\"legend\">Not stored for these runs (n/a): {}.</p>",
             absent.join(", ")
         );
+    }
+}
+
+/// A relative cell of the cost table: `k` a cost column (red/green when
+/// its interval says higher/lower) or `None` for the rate; empty for the
+/// base (`i == 0`).
+fn relative_cost_cell(i: usize, c: &Cell, k: Option<usize>) -> String {
+    if i == 0 {
+        return "<td></td>".into();
+    }
+    let Some(k) = k else {
+        let text = c.relative.map_or("-".into(), rel);
+        return format!("<td class=\"{}\">{text}</td>", band_class(c.band));
+    };
+    let cls = match c.cost_verdict[k] {
+        Some("higher") => " class=\"slower\"",
+        Some("lower") => " class=\"faster\"",
+        _ => "",
+    };
+    let text = c.cost_relative[k].map_or("n/a".into(), rel);
+    match (&c.cost_interval[k], c.cost_verdict[k]) {
+        (Some(iv), Some(v)) => format!(
+            "<td{cls} title=\"{v}: {}\">{text}</td>",
+            esc(&interval_text(iv))
+        ),
+        _ => format!("<td{cls}>{text}</td>"),
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::markdown::table;
-use crate::report::cost::seed_name;
+use crate::report::cost::{seed_column_name, seed_columns};
 use crate::report::format::{amount, opt_amount, rel, rel_pm};
 use crate::report::model::{Band, Report};
 use crate::report::sysbench::{Cell, GroupSection, SysbenchSection};
@@ -148,18 +148,8 @@ fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection)
         .map(|k| s.cost_columns[k].key)
         .collect();
     if !shown.is_empty() {
-        let split = shown
-            .iter()
-            .position(|&k| s.cost_columns[k].key == "server_cpu")
-            .unwrap_or(shown.len());
-        // Column order: costs before o/s, o/s, costs after; None = o/s.
-        let order: Vec<Option<usize>> = shown[..split]
-            .iter()
-            .map(|&k| Some(k))
-            .chain([None])
-            .chain(shown[split..].iter().map(|&k| Some(k)))
-            .collect();
-        let name = |c: &Option<usize>| c.map_or("o/s", |k| seed_name(s.cost_columns[k].key));
+        let order = seed_columns(&s.cost_columns, &s.cost_present);
+        let name = |c: &Option<usize>| seed_column_name(&s.cost_columns, *c);
         let compared = r.targets.len() > 1;
         let mut header = vec!["test".to_string(), "target".to_string()];
         header.extend(order.iter().map(|c| name(c).to_string()));
