@@ -132,8 +132,40 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
     if flagged {
         o.push_str("! = the step had errors or did not run to its end.\n\n");
     }
+    writes_block(o, r, g);
     cost_table(o, r, s, g);
     latency_table(o, r, g);
+}
+
+/// The seeds' config-comparison block (the 2024 fsync/binlog post):
+/// absolute QPS of insert, update-index and update-nonindex, one line per
+/// target, the target last. Only for a group that has all three.
+fn writes_block(o: &mut String, r: &Report, g: &GroupSection) {
+    let cols = [
+        ("insert", "ins"),
+        ("update-index", "upd-ix"),
+        ("update-nonindex", "upd-nix"),
+    ];
+    let rows: Option<Vec<_>> = cols
+        .iter()
+        .map(|(name, _)| g.tests.iter().find(|t| t.label == *name))
+        .collect();
+    let Some(rows) = rows else { return };
+    o.push_str("Absolute QPS of the three write tests, one line per target, as the seeds print it:\n\n```text\n");
+    for (_, short) in &cols {
+        let _ = write!(o, "{short:<8}");
+    }
+    o.push_str("dbms\n");
+    for (i, t) in r.targets.iter().enumerate() {
+        for row in &rows {
+            let v = row.cells[i]
+                .as_ref()
+                .map_or("-".into(), |c| format!("{:.0}", c.qps));
+            let _ = write!(o, "{v:>6}  ");
+        }
+        let _ = writeln!(o, "{}", t.label);
+    }
+    o.push_str("```\n\n");
 }
 
 /// The seeds' wide per-operation table: one row per test and target,
