@@ -143,6 +143,12 @@ fn changes(o: &mut String, r: &Report, ov: &Overview) {
         );
     }
     o.push_str("</tbody></table>\n");
+    if list
+        .iter()
+        .any(|c| c.moved.iter().any(|m| m.starts_with('~')))
+    {
+        o.push_str("<p class=\"legend\">~: the cost's point estimate; a cost gets an interval only from repetitions (<code>--repeat 3</code>).</p>\n");
+    }
     if ov.more_changes > 0 {
         let _ = writeln!(
             o,

@@ -126,6 +126,13 @@ pub(super) fn summary(o: &mut String, r: &Report) {
     if !ov.changes.is_empty() {
         o.push_str("Largest real changes:\n\n");
         table(o, &header, &right, &change_rows(&ov.changes));
+        if ov
+            .changes
+            .iter()
+            .any(|c| c.moved.iter().any(|m| m.starts_with('~')))
+        {
+            o.push_str("~: the cost's point estimate; a cost gets an interval only from repetitions (`--repeat 3`).\n\n");
+        }
         if ov.more_changes > 0 {
             let _ = writeln!(o, "{} more in the tables below.\n", ov.more_changes);
         }
