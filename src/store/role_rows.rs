@@ -3,10 +3,10 @@
 
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
-use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::read::{get_counts, get_latency, get_u64};
+use super::backend::{Backend, params};
+use super::read::{get_counts, get_latency};
 use super::write::{decode_histogram, encode_histogram, int, real};
 use crate::record::{Counts, LatencySummary, RoleClient, RoleResult, RoleSecond};
 
@@ -49,36 +49,21 @@ impl RoleRecord {
 }
 
 /// Writes a step's roles inside the step's transaction.
-pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResult]) -> Result<()> {
-    if roles.is_empty() {
-        return Ok(());
-    }
-    let mut role_insert = tx.prepare(
-        "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
-             retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us,
-             lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs, histogram,
-             intended_histogram)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22)",
-    )?;
-    let mut client_insert = tx.prepare(
-        "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
-             errors, retries, finish_secs, max_behind_us, late_events)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    let mut second_insert = tx.prepare(
-        "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
-             retries, max_latency_us, max_intended_us, max_behind_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
+pub(super) fn write_roles(tx: &mut Backend, step_id: i64, roles: &[RoleResult]) -> Result<()> {
     for r in roles {
         let l = r.latency();
         let co = r.intended_latency();
         let intended = r.intended.as_ref().map(encode_histogram).transpose()?;
-        role_insert
-            .execute(params![
+        tx.execute(
+            "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
+                 retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
+                 lat_p999_us, lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs,
+                 histogram, intended_histogram)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                     ?18, ?19, ?20, ?21, ?22)",
+            &params![
                 step_id,
-                r.role,
+                &r.role,
                 r.threads,
                 int(r.counts.events),
                 int(r.counts.statements),
@@ -99,13 +84,17 @@ pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResul
                 real(r.cpu_secs),
                 encode_histogram(&r.histogram)?,
                 intended,
-            ])
-            .with_context(|| format!("role {}", r.role))?;
+            ],
+        )
+        .with_context(|| format!("role {}", r.role))?;
         for c in &r.clients {
-            client_insert
-                .execute(params![
+            tx.execute(
+                "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
+                     errors, retries, finish_secs, max_behind_us, late_events)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                &params![
                     step_id,
-                    r.role,
+                    &r.role,
                     c.client,
                     int(c.counts.events),
                     int(c.counts.statements),
@@ -115,14 +104,18 @@ pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResul
                     real(c.finish_secs),
                     int(c.max_behind_us),
                     int(c.late_events),
-                ])
-                .with_context(|| format!("role {} client {}", r.role, c.client))?;
+                ],
+            )
+            .with_context(|| format!("role {} client {}", r.role, c.client))?;
         }
         for s in &r.per_second {
-            second_insert
-                .execute(params![
+            tx.execute(
+                "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
+                     retries, max_latency_us, max_intended_us, max_behind_us)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                &params![
                     step_id,
-                    r.role,
+                    &r.role,
                     s.client,
                     s.sec,
                     int(s.events),
@@ -132,37 +125,41 @@ pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResul
                     int(s.max_latency_us),
                     int(s.max_intended_us),
                     int(s.max_behind_us),
-                ])
-                .with_context(|| format!("role {} second {}", r.role, s.sec))?;
+                ],
+            )
+            .with_context(|| format!("role {} second {}", r.role, s.sec))?;
         }
     }
     Ok(())
 }
 
 /// Reads a step's roles back, in role name order.
-pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleRecord>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT * FROM step_roles WHERE step_id = ?1 ORDER BY role")?;
-    let mut roles = stmt
-        .query_map([step_id], |r| {
+pub(super) fn load_roles(db: &mut Backend, step_id: i64) -> Result<Vec<RoleRecord>> {
+    let rows = db.query(
+        "SELECT * FROM step_roles WHERE step_id = ?1 ORDER BY role",
+        &params![step_id],
+    )?;
+    let mut roles = rows
+        .iter()
+        .map(|r| {
             let co_p50: Option<i64> = r.get("co_p50_us")?;
             let intended_latency_us = match co_p50 {
                 Some(p50) => Some(LatencySummary {
                     avg: 0.0,
                     p50: p50.max(0) as u64,
                     p95: 0,
-                    p99: get_u64(r, "co_p99_us")?,
-                    p999: get_u64(r, "co_p999_us")?,
-                    max: get_u64(r, "co_max_us")?,
+                    p99: r.get("co_p99_us")?,
+                    p999: r.get("co_p999_us")?,
+                    max: r.get("co_max_us")?,
                 }),
                 None => None,
             };
             Ok(RoleRecord {
                 role: r.get("role")?,
                 threads: r.get("threads")?,
-                counts: get_counts(r)?,
+                counts: get_counts(&r)?,
                 target_rate: r.get("target_rate")?,
-                latency_us: get_latency(r)?,
+                latency_us: get_latency(&r)?,
                 intended_latency_us,
                 cpu_secs: r.get("cpu_secs")?,
                 clients: Vec::new(),
@@ -170,41 +167,47 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
                 histogram_v2: r.get("histogram")?,
                 intended_v2: r.get("intended_histogram")?,
             })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut clients = conn.prepare_cached(
-        "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
-    )?;
-    let mut seconds = conn.prepare_cached(
-        "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2 ORDER BY sec, client",
-    )?;
+        })
+        .collect::<Result<Vec<_>>>()?;
     for role in &mut roles {
-        role.clients = clients
-            .query_map(params![step_id, role.role], |r| {
+        let key = params![step_id, &role.role];
+        role.clients = db
+            .query(
+                "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
+                &key,
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RoleClient {
                     client: r.get("client")?,
-                    counts: get_counts(r)?,
+                    counts: get_counts(&r)?,
                     finish_secs: r.get("finish_secs")?,
-                    max_behind_us: get_u64(r, "max_behind_us")?,
-                    late_events: get_u64(r, "late_events")?,
+                    max_behind_us: r.get("max_behind_us")?,
+                    late_events: r.get("late_events")?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        role.per_second = seconds
-            .query_map(params![step_id, role.role], |r| {
+            })
+            .collect::<Result<_>>()?;
+        role.per_second = db
+            .query(
+                "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2
+                  ORDER BY sec, client",
+                &key,
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RoleSecond {
                     client: r.get("client")?,
                     sec: r.get("sec")?,
-                    events: get_u64(r, "events")?,
-                    rows: get_u64(r, "rows")?,
-                    errors: get_u64(r, "errors")?,
-                    retries: get_u64(r, "retries")?,
-                    max_latency_us: get_u64(r, "max_latency_us")?,
-                    max_intended_us: get_u64(r, "max_intended_us")?,
-                    max_behind_us: get_u64(r, "max_behind_us")?,
+                    events: r.get("events")?,
+                    rows: r.get("rows")?,
+                    errors: r.get("errors")?,
+                    retries: r.get("retries")?,
+                    max_latency_us: r.get("max_latency_us")?,
+                    max_intended_us: r.get("max_intended_us")?,
+                    max_behind_us: r.get("max_behind_us")?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+            })
+            .collect::<Result<_>>()?;
     }
     Ok(roles)
 }

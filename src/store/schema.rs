@@ -11,14 +11,20 @@
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
 //! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
 //!
+//! One list serves both engines. A script is written in SQLite's DDL and
+//! kept portable: for PostgreSQL, [`postgres_ddl`] maps the types
+//! (`INTEGER` → `BIGINT`, `REAL` → `DOUBLE PRECISION`, `BLOB` → `BYTEA`,
+//! an `id INTEGER PRIMARY KEY` → an identity column) and drops `WITHOUT
+//! ROWID`. Only a script PostgreSQL cannot take that way (SQLite's table
+//! rebuild) carries its own PostgreSQL text ([`Postgres::Own`]).
+//!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
 //! rebuilding a table (SQLite cannot alter a constraint in place).
 
-use std::path::Path;
-
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use super::backend::{Backend, Engine, params};
 
 /// Schema version 1: runs, targets, steps and what each step measured.
 const V1: &str = r#"
@@ -356,106 +362,255 @@ CREATE TABLE step_metrics (
 );
 "#;
 
-/// The migration scripts, oldest first; script `i` takes a database from
-/// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
+/// Run identities that never collide across machines: each run gets a
+/// random UUID when it begins (older runs one when migrated), and `origin`
+/// says which store a copied run came from (`tidemark push`/`pull`; the
+/// URL without its password), NULL for a run written here. The integer
+/// `id` stays the short local number users type.
+const RUN_UUIDS: &str = r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+ALTER TABLE runs ADD COLUMN origin TEXT;
+CREATE UNIQUE INDEX runs_uuid ON runs (uuid);
+"#;
+
+/// How a migration reaches PostgreSQL.
+#[derive(Clone, Copy, Debug)]
+pub enum Postgres {
+    /// The SQLite script through [`postgres_ddl`].
+    Translated,
+    /// The translated script, then this (PostgreSQL text).
+    TranslatedThen(&'static str),
+    /// This script instead (PostgreSQL text).
+    Own(&'static str),
+}
+
+/// One step of the schema: its name, its SQL, and Rust to run after the SQL
+/// in the same transaction (filling a new column), if any.
+pub struct Migration {
+    pub name: &'static str,
+    pub sql: &'static str,
+    pub postgres: Postgres,
+    pub then: Option<fn(&mut Backend) -> Result<()>>,
+}
+
+impl Migration {
+    /// A migration whose SQL is portable (the usual case).
+    const fn portable(name: &'static str, sql: &'static str) -> Migration {
+        Migration {
+            name,
+            sql,
+            postgres: Postgres::Translated,
+            then: None,
+        }
+    }
+
+    /// The script for `engine`.
+    pub fn script(&self, engine: Engine) -> String {
+        match (engine, self.postgres) {
+            (Engine::Sqlite, _) => self.sql.to_string(),
+            (Engine::Postgres, Postgres::Translated) => postgres_ddl(self.sql),
+            (Engine::Postgres, Postgres::TranslatedThen(more)) => {
+                format!("{}\n{more}", postgres_ddl(self.sql))
+            }
+            (Engine::Postgres, Postgres::Own(sql)) => sql.to_string(),
+        }
+    }
+}
+
+/// The migrations, oldest first; migration `i` takes a database from
+/// schema `i` to schema `i + 1`. A new one is appended as
+/// `Migration::portable("NAME", NAME)`.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "V1",
+        sql: V1,
+        // step_plans keeps capture order by SQLite's rowid; PostgreSQL gets
+        // a column of that name.
+        postgres: Postgres::TranslatedThen(
+            "ALTER TABLE step_plans ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY;",
+        ),
+        then: None,
+    },
+    Migration {
+        name: "TARGET_REPETITIONS_AND_PLANS",
+        sql: TARGET_REPETITIONS_AND_PLANS,
+        postgres: Postgres::Own(
+            "ALTER TABLE targets ADD COLUMN repetition BIGINT NOT NULL DEFAULT 0;
+             ALTER TABLE targets DROP CONSTRAINT targets_run_id_position_key;
+             ALTER TABLE targets ADD UNIQUE (run_id, position, repetition);
+             ALTER TABLE runs ADD COLUMN plan_json TEXT;",
+        ),
+        then: None,
+    },
+    Migration::portable("IBENCH_ROLES", IBENCH_ROLES),
+    Migration::portable("V2_SAMPLERS", V2_SAMPLERS),
+    Migration {
+        name: "RUN_UUIDS",
+        sql: RUN_UUIDS,
+        postgres: Postgres::Translated,
+        then: Some(give_runs_uuids),
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
+/// Key of the PostgreSQL advisory lock that serialises migrations of one
+/// store between processes ("tide" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7469_6465;
+
+/// `sql` (SQLite DDL as the scripts write it) in PostgreSQL's types.
+pub fn postgres_ddl(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 256);
+    for line in sql.lines() {
+        let (code, comment) = match line.find("--") {
+            Some(i) => line.split_at(i),
+            None => (line, ""),
+        };
+        let code = code
+            .replace(
+                "INTEGER PRIMARY KEY AUTOINCREMENT",
+                "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+            )
+            .replace(
+                "INTEGER PRIMARY KEY REFERENCES",
+                "BIGINT PRIMARY KEY REFERENCES",
+            );
+        let code = if code.trim_start().starts_with("id ") {
+            code.replace(
+                "INTEGER PRIMARY KEY",
+                "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+            )
+        } else {
+            code
+        };
+        let code = code
+            .replace("INTEGER", "BIGINT")
+            .replace(" REAL", " DOUBLE PRECISION")
+            .replace("BLOB", "BYTEA")
+            .replace(") WITHOUT ROWID", ")");
+        out.push_str(&code);
+        out.push_str(comment);
+        out.push('\n');
+    }
+    out
+}
+
+/// Gives every run without one a UUID (the runs stored before
+/// `RUN_UUIDS`).
+fn give_runs_uuids(db: &mut Backend) -> Result<()> {
+    let rows = db.query("SELECT id FROM runs WHERE uuid IS NULL", &[])?;
+    for row in rows.iter() {
+        let id: i64 = row.at(0)?;
+        db.execute(
+            "UPDATE runs SET uuid = ?1 WHERE id = ?2",
+            &params![super::new_uuid(), id],
+        )?;
+    }
+    Ok(())
+}
+
 /// Brings the database up to [`SCHEMA_VERSION`], or refuses if it is newer.
+/// `place` names the store in messages.
 ///
 /// A database that is already current is only read, so read-only verbs do
-/// not take the write lock.
-pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
-    let found = current_version(conn, dir)?;
-    check_not_newer(found, dir)?;
+/// not take the write lock (and need no write permission).
+pub(super) fn migrate(db: &mut Backend, place: &str) -> Result<u32> {
+    let found = current_version(db, place)?;
+    check_not_newer(found, place)?;
     if found == SCHEMA_VERSION {
         return Ok(found);
     }
-    // Scripts may rebuild a table (SQLite's way to change a constraint);
-    // with foreign keys on, dropping the old table would delete the rows
-    // that reference it. The pragma is a no-op inside a transaction, so it
-    // goes first, and the references are checked before it is back on.
-    conn.pragma_update(None, "foreign_keys", false)?;
-    let result = run_scripts(conn, dir);
-    conn.pragma_update(None, "foreign_keys", true)?;
-    result
+    match db.engine() {
+        Engine::Sqlite => {
+            // Scripts may rebuild a table (SQLite's way to change a
+            // constraint); with foreign keys on, dropping the old table
+            // would delete the rows that reference it. The pragma is a
+            // no-op inside a transaction, so it goes first, and the
+            // references are checked before it is back on.
+            db.batch("PRAGMA foreign_keys = OFF")?;
+            let result = db.transaction(|tx| run_scripts(tx, place));
+            db.batch("PRAGMA foreign_keys = ON")?;
+            result
+        }
+        Engine::Postgres => db.transaction(|tx| {
+            // Several tidemarks opening a new store at once: one migrates,
+            // the others wait here and then find it current.
+            tx.query("SELECT pg_advisory_xact_lock(?1)", &params![MIGRATION_LOCK])?;
+            run_scripts(tx, place)
+        }),
+    }
+    .with_context(|| format!("nothing in {place} was changed"))
 }
 
-fn run_scripts(conn: &mut Connection, dir: &Path) -> Result<u32> {
-    // IMMEDIATE: two tidemarks opening a new directory at once must not
-    // both run the scripts.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let found = current_version(&tx, dir)?;
-    check_not_newer(found, dir)?;
-    for (i, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+fn run_scripts(tx: &mut Backend, place: &str) -> Result<u32> {
+    let found = current_version(tx, place)?;
+    check_not_newer(found, place)?;
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let to = i + 1;
-        tx.execute_batch(script)
-            .with_context(|| format!("migrating results.db in {} to schema {to}", dir.display()))?;
+        let what = || format!("migrating {place} to schema {to} ({})", m.name);
+        tx.batch(&m.script(tx.engine())).with_context(what)?;
+        if let Some(then) = m.then {
+            then(tx).with_context(what)?;
+        }
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [to.to_string()],
-        )?;
+            &params![to.to_string()],
+        )
+        .with_context(what)?;
     }
-    let broken: i64 = tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-        r.get(0)
-    })?;
-    if broken > 0 {
-        bail!(
-            "migrating results.db in {} left {broken} rows with dangling references; \
-             nothing was changed",
-            dir.display()
-        );
+    if tx.engine() == Engine::Sqlite {
+        let broken: i64 = tx
+            .query_value("SELECT count(*) FROM pragma_foreign_key_check", &[])?
+            .unwrap_or(0);
+        if broken > 0 {
+            bail!("migrating {place} left {broken} rows with dangling references");
+        }
     }
-    tx.commit()?;
     Ok(SCHEMA_VERSION)
 }
 
-fn check_not_newer(found: u32, dir: &Path) -> Result<()> {
+fn check_not_newer(found: u32, place: &str) -> Result<()> {
     if found > SCHEMA_VERSION {
         bail!(
-            "results.db in {} was written by a newer tidemark (schema {found}, this build knows {SCHEMA_VERSION}): upgrade tidemark",
-            dir.display()
+            "{place} was written by a newer tidemark (schema {found}, this build knows {SCHEMA_VERSION}): upgrade tidemark"
         );
     }
     Ok(())
 }
 
 /// The schema version recorded in the database; 0 for a new, empty one.
-pub(super) fn current_version(conn: &Connection, dir: &Path) -> Result<u32> {
-    let table_count = |filter: &str| -> rusqlite::Result<i64> {
-        conn.query_row(
-            &format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND {filter}"),
-            [],
-            |r| r.get(0),
-        )
+pub(super) fn current_version(db: &mut Backend, place: &str) -> Result<u32> {
+    let tables = match db.engine() {
+        Engine::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table'
+                            AND name NOT LIKE 'sqlite_%'"
+        }
+        Engine::Postgres => {
+            "SELECT table_name AS name FROM information_schema.tables
+                              WHERE table_schema = current_schema()"
+        }
     };
-    if table_count("name = 'meta'")? == 0 {
-        if table_count("name NOT LIKE 'sqlite_%'")? > 0 {
+    let rows = db.query(tables, &[])?;
+    let names: Vec<String> = rows.iter().map(|r| r.at(0)).collect::<Result<_>>()?;
+    if !names.iter().any(|n| n == "meta") {
+        if !names.is_empty() {
             bail!(
-                "results.db in {} is not a tidemark results database",
-                dir.display()
+                "{place} is not a tidemark results store (it has tables but no `meta`): \
+                 use an empty database or a new results directory"
             );
         }
         return Ok(0);
     }
-    let value: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let value: Option<String> =
+        db.query_value("SELECT value FROM meta WHERE key = 'schema_version'", &[])?;
     match value {
-        None => bail!("results.db in {} has no schema_version", dir.display()),
-        Some(v) => v.trim().parse().with_context(|| {
-            format!(
-                "results.db in {} has a malformed schema_version {v:?}",
-                dir.display()
-            )
-        }),
+        None => bail!("{place} has no schema_version"),
+        Some(v) => v
+            .trim()
+            .parse()
+            .with_context(|| format!("{place} has a malformed schema_version {v:?}")),
     }
 }
 
@@ -468,7 +623,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(crate::store::DB_FILE);
         {
-            let conn = Connection::open(&path).unwrap();
+            let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch(V1).unwrap();
             conn.execute_batch(
                 "INSERT INTO meta VALUES ('schema_version', '1');

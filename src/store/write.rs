@@ -7,36 +7,34 @@
 
 use std::collections::HashSet;
 
-use anyhow::{Context, Result, bail};
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use rusqlite::types::ToSql;
-use rusqlite::{Statement, TransactionBehavior, params};
-
+use super::backend::{Backend, Value, params};
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
 use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
 use crate::util::time::now_rfc3339;
+use anyhow::{Context, Result, bail};
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 
 impl Store {
     /// Records the start of a run (status `running`) and returns its id.
     pub fn begin_run(&mut self, run: &RunInfo) -> Result<i64> {
-        self.conn
-            .execute(
+        self.db()
+            .insert_id(
                 "INSERT INTO runs (started_at, status, command_line, tidemark_version,
-                                   profile, suite, params_json, host_json)
-                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    run.started_at,
-                    run.command_line,
-                    run.tidemark_version,
-                    run.profile,
-                    run.suite,
+                                   profile, suite, params_json, host_json, uuid)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                &params![
+                    &run.started_at,
+                    &run.command_line,
+                    &run.tidemark_version,
+                    &run.profile,
+                    &run.suite,
                     serde_json::to_string(&run.params)?,
                     serde_json::to_string(&run.host)?,
+                    super::new_uuid(),
                 ],
             )
-            .context("recording the start of the run")?;
-        Ok(self.conn.last_insert_rowid())
+            .context("recording the start of the run")
     }
 
     /// Records a target of run `run_id` (status `running`) at `position`
@@ -55,25 +53,23 @@ impl Store {
         repetition: u32,
         target: &TargetInfo,
     ) -> Result<i64> {
-        let mut insert = self.conn.prepare(
-            "INSERT INTO targets (run_id, position, spec, label, dbms, version, version_number,
-                                  config_name, config_text, settings_json, managed,
-                                  extra_json, status, repetition)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13)",
-        )?;
-        insert.raw_bind_parameter(1, run_id)?;
-        insert.raw_bind_parameter(2, position)?;
-        bind_target(&mut insert, 3, target)?;
-        insert.raw_bind_parameter(13, repetition)?;
-        insert
-            .raw_execute()
+        let mut values = params![run_id, position, repetition].to_vec();
+        values.extend(target_values(target)?);
+        self.db()
+            .insert_id(
+                "INSERT INTO targets (run_id, position, repetition, spec, label, dbms, version,
+                                      version_number, config_name, config_text, settings_json,
+                                      managed, extra_json, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running')
+                 RETURNING id",
+                &values,
+            )
             .with_context(|| {
                 format!(
                     "recording target {} (position {position}, repetition {repetition}) of run {run_id}",
                     target.label
                 )
-            })?;
-        Ok(self.conn.last_insert_rowid())
+            })
     }
 
     /// Sets a target's status (one of [`TARGET_STATUSES`]) and failure
@@ -85,12 +81,12 @@ impl Store {
         failure: Option<&str>,
     ) -> Result<()> {
         check_status("target", status, &TARGET_STATUSES)?;
-        let n = self.conn.execute(
+        let n = self.db().execute(
             "UPDATE targets SET status = ?2, failure = ?3 WHERE id = ?1",
-            params![target_id, status, failure],
+            &params![target_id, status, failure],
         )?;
         if n == 0 {
-            bail!("no target {target_id} in {}", self.dir.display());
+            bail!("no target {target_id} in {}", self.place);
         }
         Ok(())
     }
@@ -130,130 +126,101 @@ impl Store {
         let latency = result.latency();
         let what = || format!("recording step {} of target {target_id}", info.name);
 
-        // IMMEDIATE: take the write lock now rather than fail to upgrade a
-        // read lock halfway through.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .with_context(what)?;
-        tx.execute(
-            r#"INSERT INTO steps (
-                   target_id, seq, suite, name, test, "range", grp, reported, note, params_json,
-                   status, failure, started_at, secs, threads,
-                   events, statements, rows, errors, retries, qps, tps, rows_per_sec,
-                   lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
-                   client_cpu_secs, error_samples_json, histogram, metrics_json)
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                       ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
-                       ?31, ?32, ?33)"#,
-            params![
-                target_id,
-                seq,
-                info.suite,
-                info.name,
-                info.test,
-                info.range,
-                info.group.map(|g| g.as_str()),
-                info.reported,
-                info.note,
-                serde_json::to_string(&info.params)?,
-                result.status.as_str(),
-                result.failure,
-                started_at,
-                real(result.secs),
-                result.threads,
-                int(result.counts.events),
-                int(result.counts.statements),
-                int(result.counts.rows),
-                int(result.counts.errors),
-                int(result.counts.retries),
-                real(result.qps()),
-                real(result.tps()),
-                real(result.rows_per_sec()),
-                real(latency.avg),
-                int(latency.p50),
-                int(latency.p95),
-                int(latency.p99),
-                int(latency.p999),
-                int(latency.max),
-                real(result.client_cpu_secs),
-                serde_json::to_string(&result.error_samples)?,
-                histogram,
-                result
-                    .metrics
-                    .as_ref()
-                    .map(serde_json::to_string)
-                    .transpose()?,
-            ],
-        )
-        .with_context(what)?;
-        let step_id = tx.last_insert_rowid();
-
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO step_seconds (step_id, sec, events, statements, rows, errors,
-                                           retries, max_latency_us)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for s in &result.per_second {
-                insert
-                    .execute(params![
-                        step_id,
-                        s.sec,
-                        int(s.counts.events),
-                        int(s.counts.statements),
-                        int(s.counts.rows),
-                        int(s.counts.errors),
-                        int(s.counts.retries),
-                        int(s.max_latency_us)
-                    ])
-                    .with_context(|| format!("{}: second {}", what(), s.sec))?;
-            }
-
-            let mut insert = tx.prepare(
-                "INSERT INTO step_clients (step_id, client, events, statements, errors, finish_secs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for c in &result.clients {
-                insert
-                    .execute(params![
-                        step_id,
-                        c.client,
-                        int(c.events),
-                        int(c.statements),
-                        int(c.errors),
-                        real(c.finish_secs)
-                    ])
-                    .with_context(|| format!("{}: client {}", what(), c.client))?;
-            }
-
-            let mut insert = tx.prepare(
-                "INSERT INTO step_plans (step_id, statement, plan_text) VALUES (?1, ?2, ?3)",
-            )?;
-            let mut seen = HashSet::new();
-            for (statement, plan) in plans {
-                if seen.insert(statement.as_str()) {
-                    insert
-                        .execute(params![step_id, statement, plan])
-                        .with_context(|| format!("{}: plan of {statement:?}", what()))?;
+        let step = params![
+            target_id,
+            seq,
+            &info.suite,
+            &info.name,
+            &info.test,
+            info.range,
+            info.group.map(|g| g.as_str()),
+            info.reported,
+            info.note.as_deref(),
+            serde_json::to_string(&info.params)?,
+            result.status.as_str(),
+            result.failure.as_deref(),
+            started_at,
+            real(result.secs),
+            result.threads,
+            int(result.counts.events),
+            int(result.counts.statements),
+            int(result.counts.rows),
+            int(result.counts.errors),
+            int(result.counts.retries),
+            real(result.qps()),
+            real(result.tps()),
+            real(result.rows_per_sec()),
+            real(latency.avg),
+            int(latency.p50),
+            int(latency.p95),
+            int(latency.p99),
+            int(latency.p999),
+            int(latency.max),
+            real(result.client_cpu_secs),
+            serde_json::to_string(&result.error_samples)?,
+            histogram,
+            result
+                .metrics
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
+        ];
+        let seconds: Vec<Vec<Value>> = result
+            .per_second
+            .iter()
+            .map(|s| {
+                params![
+                    s.sec,
+                    int(s.counts.events),
+                    int(s.counts.statements),
+                    int(s.counts.rows),
+                    int(s.counts.errors),
+                    int(s.counts.retries),
+                    int(s.max_latency_us)
+                ]
+                .to_vec()
+            })
+            .collect();
+        let clients: Vec<Vec<Value>> = result
+            .clients
+            .iter()
+            .map(|c| {
+                params![
+                    c.client,
+                    int(c.events),
+                    int(c.statements),
+                    int(c.errors),
+                    real(c.finish_secs)
+                ]
+                .to_vec()
+            })
+            .collect();
+        let mut seen = HashSet::new();
+        let plans: Vec<Vec<Value>> = plans
+            .iter()
+            .filter(|(statement, _)| seen.insert(statement.as_str()))
+            .map(|(statement, plan)| params![statement, plan].to_vec())
+            .collect();
+        self.db()
+            .transaction(|tx| {
+                let step_id = insert_step(tx, &step)?;
+                insert_step_rows(tx, step_id, &seconds, &clients, &plans)?;
+                super::role_rows::write_roles(tx, step_id, &result.roles)?;
+                if let Some(host) = host {
+                    super::host_rows::insert(tx, step_id, host)?;
                 }
-            }
-        }
-        super::role_rows::write_roles(&tx, step_id, &result.roles).with_context(what)?;
-        if let Some(host) = host {
-            super::host_rows::insert(&tx, step_id, host).with_context(what)?;
-        }
-        tx.commit().with_context(what)?;
-        Ok(step_id)
+                Ok(step_id)
+            })
+            .with_context(what)
     }
 
     /// Records the end of run `run_id`: its final status (`finished`,
     /// `interrupted` or `failed`) and the time.
     pub fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
         check_status("run", status, &RUN_STATUSES[1..])?;
-        let n = self.conn.execute(
+        let n = self.db().execute(
             "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![run_id, status, now_rfc3339()],
+            &params![run_id, status, now_rfc3339()],
         )?;
         if n == 0 {
             return Err(self.unknown_run(run_id));
@@ -262,29 +229,128 @@ impl Store {
     }
 }
 
-/// Binds what `targets` records about a target's server to parameters
-/// `first` … `first + 9` of `stmt`, which name the columns `spec`, `label`,
-/// `dbms`, `version`, `version_number`, `config_name`, `config_text`,
-/// `settings_json`, `managed`, `extra_json` in that order.
-pub(super) fn bind_target(
-    stmt: &mut Statement<'_>,
-    first: usize,
-    target: &TargetInfo,
-) -> Result<()> {
-    let values: [&dyn ToSql; 10] = [
+/// What `targets` records about a target's server, in the column order
+/// `spec`, `label`, `dbms`, `version`, `version_number`, `config_name`,
+/// `config_text`, `settings_json`, `managed`, `extra_json`.
+pub(super) fn target_values(target: &TargetInfo) -> Result<[Value; 10]> {
+    Ok(params![
         &target.spec,
         &target.label,
         &target.dbms,
         &target.version,
         &target.version_number,
-        &target.config_name,
+        target.config_name.as_deref(),
         &target.config_text,
-        &serde_json::to_string(&target.settings)?,
-        &target.managed,
-        &serde_json::to_string(&target.extra)?,
+        serde_json::to_string(&target.settings)?,
+        target.managed,
+        serde_json::to_string(&target.extra)?,
+    ])
+}
+
+/// The columns of `steps` after `target_id`, in the order of the values
+/// [`insert_step`] takes (the second to the last).
+pub(super) const STEP_COLUMNS: [&str; 32] = [
+    "seq",
+    "suite",
+    "name",
+    "test",
+    "\"range\"",
+    "grp",
+    "reported",
+    "note",
+    "params_json",
+    "status",
+    "failure",
+    "started_at",
+    "secs",
+    "threads",
+    "events",
+    "statements",
+    "rows",
+    "errors",
+    "retries",
+    "qps",
+    "tps",
+    "rows_per_sec",
+    "lat_avg_us",
+    "lat_p50_us",
+    "lat_p95_us",
+    "lat_p99_us",
+    "lat_p999_us",
+    "lat_max_us",
+    "client_cpu_secs",
+    "error_samples_json",
+    "histogram",
+    "metrics_json",
+];
+
+/// `INSERT INTO table (columns…) VALUES (?1, …)`, with `RETURNING id`
+/// when `returning`.
+pub(super) fn insert_sql(table: &str, columns: &[&str], returning: bool) -> String {
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}){}",
+        columns.join(", "),
+        marks.join(", "),
+        if returning { " RETURNING id" } else { "" }
+    )
+}
+
+/// Inserts a `steps` row: `values` are the target id, then
+/// [`STEP_COLUMNS`] in order. Returns the step's id.
+pub(super) fn insert_step(tx: &mut Backend, values: &[Value]) -> Result<i64> {
+    let columns: Vec<&str> = std::iter::once("target_id").chain(STEP_COLUMNS).collect();
+    tx.insert_id(&insert_sql("steps", &columns, true), values)
+}
+
+/// Inserts a step's per-second counters (sec, events, statements, rows,
+/// errors, retries, max latency), clients (client, events, statements,
+/// errors, finish) and plans (statement, plan text).
+pub(super) fn insert_step_rows(
+    tx: &mut Backend,
+    step_id: i64,
+    seconds: &[Vec<Value>],
+    clients: &[Vec<Value>],
+    plans: &[Vec<Value>],
+) -> Result<()> {
+    type Table<'a> = (&'a str, &'a [&'a str], &'a [Vec<Value>]);
+    let tables: [Table<'_>; 3] = [
+        (
+            "step_seconds",
+            &[
+                "step_id",
+                "sec",
+                "events",
+                "statements",
+                "rows",
+                "errors",
+                "retries",
+                "max_latency_us",
+            ],
+            seconds,
+        ),
+        (
+            "step_clients",
+            &[
+                "step_id",
+                "client",
+                "events",
+                "statements",
+                "errors",
+                "finish_secs",
+            ],
+            clients,
+        ),
+        ("step_plans", &["step_id", "statement", "plan_text"], plans),
     ];
-    for (i, value) in values.into_iter().enumerate() {
-        stmt.raw_bind_parameter(first + i, value)?;
+    for (table, columns, rows) in tables {
+        let sql = insert_sql(table, columns, false);
+        for row in rows {
+            let mut values = vec![Value::Int(step_id)];
+            values.extend(row.iter().cloned());
+            tx.execute(&sql, &values)
+                .with_context(|| format!("{table} row {:?}", row.first()))?;
+        }
     }
     Ok(())
 }
