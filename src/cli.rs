@@ -31,6 +31,11 @@ pub enum Command {
     Export(ExportArgs),
     /// Write the comparison report (HTML, Markdown, JSON, CSV) from stored runs.
     Report(ReportArgs),
+    /// Copy runs into a shared PostgreSQL store (a run it holds already is
+    /// skipped, so pushing twice stores once).
+    Push(PushArgs),
+    /// Copy runs from a shared PostgreSQL store into the local results.db.
+    Pull(PullArgs),
     /// PostgreSQL versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
@@ -64,6 +69,54 @@ pub struct ResultsArgs {
     /// Results directory (holds results.db and managed servers' data dirs).
     #[arg(long, default_value = "tidemark-results", env = "TIDEMARK_RESULTS")]
     pub results: PathBuf,
+    /// A shared PostgreSQL results store (postgres://user@host/db) instead
+    /// of RESULTS/results.db; the schema is created on first use.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TIDEMARK_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+}
+
+impl ResultsArgs {
+    /// The store these arguments name, which must exist (a PostgreSQL
+    /// store is created on first use).
+    pub fn open_existing(&self) -> anyhow::Result<crate::store::Store> {
+        crate::store::Store::open_in(&self.results, self.store.as_deref(), true)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PushArgs {
+    /// The store the runs come from (default: RESULTS/results.db).
+    #[command(flatten)]
+    pub results: ResultsArgs,
+    /// Runs to copy, by their ids in the source (default: all).
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// The PostgreSQL store to copy them to (postgres://user@host/db).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PullArgs {
+    /// Results directory whose results.db receives the runs.
+    #[arg(long, default_value = "tidemark-results", env = "TIDEMARK_RESULTS")]
+    pub results: PathBuf,
+    /// Runs to copy, by their ids in the shared store (default: all).
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// The PostgreSQL store to copy them from (postgres://user@host/db).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TIDEMARK_STORE",
+        hide_env_values = true
+    )]
+    pub from: String,
 }
 
 #[derive(Args, Debug)]
@@ -249,6 +302,7 @@ impl RunArgs {
                 .collect(),
             overrides: self.overrides.clone(),
             results_dir: self.results.results.clone(),
+            store: self.results.store.clone(),
             reuse_tables: self.reuse_tables,
             drop_existing: self.drop_existing,
             pg_bindir: self.pg_bindir.clone(),
@@ -331,7 +385,7 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
                     .replace("settings", "set")
             );
         }
-        let store = crate::store::Store::open_existing(&a.results.results)?;
+        let store = a.results.open_existing()?;
         let (status, plan_json) = store.run_plan(run_id)?;
         if status == "finished" {
             anyhow::bail!("run {run_id} finished: nothing to resume (`tidemark runs` lists runs)");
@@ -345,6 +399,7 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         let mut input: PlanInput = serde_json::from_str(&plan_json)
             .map_err(|e| anyhow::anyhow!("the plan stored with run {run_id} is unreadable: {e}"))?;
         input.results_dir = a.results.results.clone();
+        input.store = a.results.store.clone();
         input.keep_datadir = a.keep_datadir;
         input.no_report = a.no_report;
         if a.port.is_some() {
@@ -393,6 +448,15 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
         Command::Report(a) => report(&a),
+        Command::Push(a) => {
+            let source = a.results.open_existing();
+            source.and_then(|source| {
+                let dest = crate::store::Store::open_postgres(&a.to, &a.results.results)?;
+                copy_runs(&source, dest, &a.runs)
+            })
+        }
+        Command::Pull(a) => crate::store::Store::open_postgres(&a.from, &a.results)
+            .and_then(|source| copy_runs(&source, crate::store::Store::open(&a.results)?, &a.runs)),
         Command::Servers(c) => servers(&c),
     };
     match result {
@@ -417,14 +481,49 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn list_runs(a: &ResultsArgs) -> anyhow::Result<i32> {
-    let store = crate::store::Store::open_existing(&a.results)?;
+    let store = a.open_existing()?;
     let runs = store.list_runs()?;
     print!("{}", crate::store::format_runs_table(&runs));
     Ok(0)
 }
 
+/// Copies `runs` (all when empty) from `source` to `dest`, one line each.
+fn copy_runs(
+    source: &crate::store::Store,
+    mut dest: crate::store::Store,
+    runs: &[i64],
+) -> anyhow::Result<i32> {
+    use crate::store::transfer::Copied;
+    let ids = if runs.is_empty() {
+        source.run_ids()?
+    } else {
+        runs.to_vec()
+    };
+    for id in ids {
+        let copied = dest.copy_run_from(source, id).map_err(|e| {
+            let text = format!("{e:#}");
+            if text.contains("42501") {
+                e.context(format!(
+                    "the store's user may not write to {}: grant it INSERT and SELECT on \
+                     tidemark's tables (and USAGE on their sequences), or use its owner",
+                    dest.place()
+                ))
+            } else {
+                e
+            }
+        })?;
+        match copied {
+            Copied::Stored(new) => println!("run {id} -> run {new} in {}", dest.place()),
+            Copied::AlreadyThere(there) => {
+                println!("run {id} is in {} already (run {there})", dest.place())
+            }
+        }
+    }
+    Ok(0)
+}
+
 fn export(a: &ExportArgs) -> anyhow::Result<i32> {
-    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let store = a.results.open_existing()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match a.format.as_str() {
@@ -454,7 +553,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         .map(|s| parse_rename(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
-    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let store = a.results.open_existing()?;
     let opts = ReportOptions {
         base: a.base.clone(),
         bands,

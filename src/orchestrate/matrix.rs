@@ -87,7 +87,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             plan.results_dir.display()
         )
     })?;
-    let mut store = Store::open(&plan.results_dir)?;
+    let mut store = Store::open_in(&plan.results_dir, plan.input.store.as_deref(), false)?;
     let run_id = match resume {
         Some(id) => {
             store.reopen_run(id)?;

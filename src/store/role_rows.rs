@@ -48,87 +48,135 @@ impl RoleRecord {
     }
 }
 
-/// Writes a step's roles inside the step's transaction.
-pub(super) fn write_roles(tx: &mut Backend, step_id: i64, roles: &[RoleResult]) -> Result<()> {
-    for r in roles {
-        let l = r.latency();
-        let co = r.intended_latency();
-        let intended = r.intended.as_ref().map(encode_histogram).transpose()?;
+/// A `step_roles` row with its clients and seconds, as stored.
+pub(super) struct RoleRow<'a> {
+    pub role: &'a str,
+    pub threads: u32,
+    pub counts: Counts,
+    pub target_rate: Option<f64>,
+    pub latency: LatencySummary,
+    /// p50, p99, p99.9 and max are stored.
+    pub intended: Option<LatencySummary>,
+    pub cpu_secs: f64,
+    pub histogram: Vec<u8>,
+    pub intended_histogram: Option<Vec<u8>>,
+    pub clients: &'a [RoleClient],
+    pub per_second: &'a [RoleSecond],
+}
+
+impl<'a> RoleRow<'a> {
+    /// The row of a role a step measured.
+    pub(super) fn of_result(r: &'a RoleResult) -> Result<RoleRow<'a>> {
+        Ok(RoleRow {
+            role: &r.role,
+            threads: r.threads,
+            counts: r.counts,
+            target_rate: r.target_rate,
+            latency: r.latency(),
+            intended: r.intended_latency(),
+            cpu_secs: r.cpu_secs,
+            histogram: encode_histogram(&r.histogram)?,
+            intended_histogram: r.intended.as_ref().map(encode_histogram).transpose()?,
+            clients: &r.clients,
+            per_second: &r.per_second,
+        })
+    }
+
+    /// The row of a stored role (for copying it to another store).
+    pub(super) fn of_record(r: &'a RoleRecord) -> RoleRow<'a> {
+        RoleRow {
+            role: &r.role,
+            threads: r.threads,
+            counts: r.counts,
+            target_rate: r.target_rate,
+            latency: r.latency_us,
+            intended: r.intended_latency_us,
+            cpu_secs: r.cpu_secs,
+            histogram: r.histogram_v2.clone(),
+            intended_histogram: r.intended_v2.clone(),
+            clients: &r.clients,
+            per_second: &r.per_second,
+        }
+    }
+}
+
+/// Writes one role of a step inside the step's transaction.
+pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Result<()> {
+    let (l, co) = (&r.latency, r.intended);
+    tx.execute(
+        "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
+             retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
+             lat_p999_us, lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs,
+             histogram, intended_histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22)",
+        &params![
+            step_id,
+            r.role,
+            r.threads,
+            int(r.counts.events),
+            int(r.counts.statements),
+            int(r.counts.rows),
+            int(r.counts.errors),
+            int(r.counts.retries),
+            r.target_rate.map(real),
+            real(l.avg),
+            int(l.p50),
+            int(l.p95),
+            int(l.p99),
+            int(l.p999),
+            int(l.max),
+            co.map(|c| int(c.p50)),
+            co.map(|c| int(c.p99)),
+            co.map(|c| int(c.p999)),
+            co.map(|c| int(c.max)),
+            real(r.cpu_secs),
+            r.histogram.clone(),
+            r.intended_histogram.clone(),
+        ],
+    )
+    .with_context(|| format!("role {}", r.role))?;
+    for c in r.clients {
         tx.execute(
-            "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
-                 retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
-                 lat_p999_us, lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs,
-                 histogram, intended_histogram)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20, ?21, ?22)",
+            "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
+                 errors, retries, finish_secs, max_behind_us, late_events)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             &params![
                 step_id,
-                &r.role,
-                r.threads,
-                int(r.counts.events),
-                int(r.counts.statements),
-                int(r.counts.rows),
-                int(r.counts.errors),
-                int(r.counts.retries),
-                r.target_rate.map(real),
-                real(l.avg),
-                int(l.p50),
-                int(l.p95),
-                int(l.p99),
-                int(l.p999),
-                int(l.max),
-                co.map(|c| int(c.p50)),
-                co.map(|c| int(c.p99)),
-                co.map(|c| int(c.p999)),
-                co.map(|c| int(c.max)),
-                real(r.cpu_secs),
-                encode_histogram(&r.histogram)?,
-                intended,
+                r.role,
+                c.client,
+                int(c.counts.events),
+                int(c.counts.statements),
+                int(c.counts.rows),
+                int(c.counts.errors),
+                int(c.counts.retries),
+                real(c.finish_secs),
+                int(c.max_behind_us),
+                int(c.late_events),
             ],
         )
-        .with_context(|| format!("role {}", r.role))?;
-        for c in &r.clients {
-            tx.execute(
-                "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
-                     errors, retries, finish_secs, max_behind_us, late_events)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                &params![
-                    step_id,
-                    &r.role,
-                    c.client,
-                    int(c.counts.events),
-                    int(c.counts.statements),
-                    int(c.counts.rows),
-                    int(c.counts.errors),
-                    int(c.counts.retries),
-                    real(c.finish_secs),
-                    int(c.max_behind_us),
-                    int(c.late_events),
-                ],
-            )
-            .with_context(|| format!("role {} client {}", r.role, c.client))?;
-        }
-        for s in &r.per_second {
-            tx.execute(
-                "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
-                     retries, max_latency_us, max_intended_us, max_behind_us)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                &params![
-                    step_id,
-                    &r.role,
-                    s.client,
-                    s.sec,
-                    int(s.events),
-                    int(s.rows),
-                    int(s.errors),
-                    int(s.retries),
-                    int(s.max_latency_us),
-                    int(s.max_intended_us),
-                    int(s.max_behind_us),
-                ],
-            )
-            .with_context(|| format!("role {} second {}", r.role, s.sec))?;
-        }
+        .with_context(|| format!("role {} client {}", r.role, c.client))?;
+    }
+    for s in r.per_second {
+        tx.execute(
+            "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
+                 retries, max_latency_us, max_intended_us, max_behind_us)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            &params![
+                step_id,
+                r.role,
+                s.client,
+                s.sec,
+                int(s.events),
+                int(s.rows),
+                int(s.errors),
+                int(s.retries),
+                int(s.max_latency_us),
+                int(s.max_intended_us),
+                int(s.max_behind_us),
+            ],
+        )
+        .with_context(|| format!("role {} second {}", r.role, s.sec))?;
     }
     Ok(())
 }

@@ -8,8 +8,11 @@
 use std::collections::HashSet;
 
 use super::backend::{Backend, Value, params};
+use super::role_rows::RoleRow;
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
-use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
+use crate::record::{
+    ClientResult, Counts, LatencySummary, SecondSample, StepHost, StepInfo, StepResult, TargetInfo,
+};
 use crate::util::time::now_rfc3339;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
@@ -122,90 +125,30 @@ impl Store {
         plans: &[(String, String)],
         host: Option<&StepHost>,
     ) -> Result<i64> {
-        let histogram = encode_histogram(&result.histogram)?;
-        let latency = result.latency();
-        let what = || format!("recording step {} of target {target_id}", info.name);
-
-        let step = params![
-            target_id,
+        let row = StepRow {
             seq,
-            &info.suite,
-            &info.name,
-            &info.test,
-            info.range,
-            info.group.map(|g| g.as_str()),
-            info.reported,
-            info.note.as_deref(),
-            serde_json::to_string(&info.params)?,
-            result.status.as_str(),
-            result.failure.as_deref(),
             started_at,
-            real(result.secs),
-            result.threads,
-            int(result.counts.events),
-            int(result.counts.statements),
-            int(result.counts.rows),
-            int(result.counts.errors),
-            int(result.counts.retries),
-            real(result.qps()),
-            real(result.tps()),
-            real(result.rows_per_sec()),
-            real(latency.avg),
-            int(latency.p50),
-            int(latency.p95),
-            int(latency.p99),
-            int(latency.p999),
-            int(latency.max),
-            real(result.client_cpu_secs),
-            serde_json::to_string(&result.error_samples)?,
-            histogram,
-            result
-                .metrics
-                .as_ref()
-                .map(serde_json::to_string)
-                .transpose()?,
-        ];
-        let seconds: Vec<Vec<Value>> = result
-            .per_second
-            .iter()
-            .map(|s| {
-                params![
-                    s.sec,
-                    int(s.counts.events),
-                    int(s.counts.statements),
-                    int(s.counts.rows),
-                    int(s.counts.errors),
-                    int(s.counts.retries),
-                    int(s.max_latency_us)
-                ]
-                .to_vec()
-            })
-            .collect();
-        let clients: Vec<Vec<Value>> = result
-            .clients
-            .iter()
-            .map(|c| {
-                params![
-                    c.client,
-                    int(c.events),
-                    int(c.statements),
-                    int(c.errors),
-                    real(c.finish_secs)
-                ]
-                .to_vec()
-            })
-            .collect();
-        let mut seen = HashSet::new();
-        let plans: Vec<Vec<Value>> = plans
-            .iter()
-            .filter(|(statement, _)| seen.insert(statement.as_str()))
-            .map(|(statement, plan)| params![statement, plan].to_vec())
-            .collect();
+            info,
+            status: result.status.as_str(),
+            failure: result.failure.as_deref(),
+            secs: result.secs,
+            threads: result.threads,
+            counts: result.counts,
+            rates: [result.qps(), result.tps(), result.rows_per_sec()],
+            latency: result.latency(),
+            client_cpu_secs: result.client_cpu_secs,
+            error_samples: &result.error_samples,
+            histogram: Some(encode_histogram(&result.histogram)?),
+            metrics: result.metrics.as_ref(),
+        };
+        let what = || format!("recording step {} of target {target_id}", info.name);
         self.db()
             .transaction(|tx| {
-                let step_id = insert_step(tx, &step)?;
-                insert_step_rows(tx, step_id, &seconds, &clients, &plans)?;
-                super::role_rows::write_roles(tx, step_id, &result.roles)?;
+                let step_id = insert_step(tx, target_id, &row)?;
+                insert_step_rows(tx, step_id, &result.per_second, &result.clients, plans)?;
+                for role in &result.roles {
+                    super::role_rows::insert_role(tx, step_id, &RoleRow::of_result(role)?)?;
+                }
                 if let Some(host) = host {
                     super::host_rows::insert(tx, step_id, host)?;
                 }
@@ -247,109 +190,129 @@ pub(super) fn target_values(target: &TargetInfo) -> Result<[Value; 10]> {
     ])
 }
 
-/// The columns of `steps` after `target_id`, in the order of the values
-/// [`insert_step`] takes (the second to the last).
-pub(super) const STEP_COLUMNS: [&str; 32] = [
-    "seq",
-    "suite",
-    "name",
-    "test",
-    "\"range\"",
-    "grp",
-    "reported",
-    "note",
-    "params_json",
-    "status",
-    "failure",
-    "started_at",
-    "secs",
-    "threads",
-    "events",
-    "statements",
-    "rows",
-    "errors",
-    "retries",
-    "qps",
-    "tps",
-    "rows_per_sec",
-    "lat_avg_us",
-    "lat_p50_us",
-    "lat_p95_us",
-    "lat_p99_us",
-    "lat_p999_us",
-    "lat_max_us",
-    "client_cpu_secs",
-    "error_samples_json",
-    "histogram",
-    "metrics_json",
-];
+/// A `steps` row as stored: what [`Store::write_step`] makes of a
+/// result, and what `tidemark push` copies of a stored step.
+pub(super) struct StepRow<'a> {
+    pub seq: u32,
+    pub started_at: &'a str,
+    pub info: &'a StepInfo,
+    pub status: &'a str,
+    pub failure: Option<&'a str>,
+    pub secs: f64,
+    pub threads: u32,
+    pub counts: Counts,
+    /// Statements, events and rows per second.
+    pub rates: [f64; 3],
+    pub latency: LatencySummary,
+    pub client_cpu_secs: f64,
+    pub error_samples: &'a [String],
+    /// HdrHistogram V2.
+    pub histogram: Option<Vec<u8>>,
+    pub metrics: Option<&'a serde_json::Value>,
+}
 
-/// `INSERT INTO table (columns…) VALUES (?1, …)`, with `RETURNING id`
-/// when `returning`.
-pub(super) fn insert_sql(table: &str, columns: &[&str], returning: bool) -> String {
-    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
-    format!(
-        "INSERT INTO {table} ({}) VALUES ({}){}",
-        columns.join(", "),
-        marks.join(", "),
-        if returning { " RETURNING id" } else { "" }
+/// Inserts a `steps` row of target `target_id`; returns the step's id.
+pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> Result<i64> {
+    let (info, l) = (s.info, &s.latency);
+    tx.insert_id(
+        r#"INSERT INTO steps (
+               target_id, seq, suite, name, test, "range", grp, reported, note, params_json,
+               status, failure, started_at, secs, threads,
+               events, statements, rows, errors, retries, qps, tps, rows_per_sec,
+               lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
+               client_cpu_secs, error_samples_json, histogram, metrics_json)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
+                   ?31, ?32, ?33)
+           RETURNING id"#,
+        &params![
+            target_id,
+            s.seq,
+            &info.suite,
+            &info.name,
+            &info.test,
+            info.range,
+            info.group.map(|g| g.as_str()),
+            info.reported,
+            info.note.as_deref(),
+            serde_json::to_string(&info.params)?,
+            s.status,
+            s.failure,
+            s.started_at,
+            real(s.secs),
+            s.threads,
+            int(s.counts.events),
+            int(s.counts.statements),
+            int(s.counts.rows),
+            int(s.counts.errors),
+            int(s.counts.retries),
+            real(s.rates[0]),
+            real(s.rates[1]),
+            real(s.rates[2]),
+            real(l.avg),
+            int(l.p50),
+            int(l.p95),
+            int(l.p99),
+            int(l.p999),
+            int(l.max),
+            real(s.client_cpu_secs),
+            serde_json::to_string(s.error_samples)?,
+            s.histogram.clone(),
+            s.metrics.map(serde_json::to_string).transpose()?,
+        ],
     )
 }
 
-/// Inserts a `steps` row: `values` are the target id, then
-/// [`STEP_COLUMNS`] in order. Returns the step's id.
-pub(super) fn insert_step(tx: &mut Backend, values: &[Value]) -> Result<i64> {
-    let columns: Vec<&str> = std::iter::once("target_id").chain(STEP_COLUMNS).collect();
-    tx.insert_id(&insert_sql("steps", &columns, true), values)
-}
-
-/// Inserts a step's per-second counters (sec, events, statements, rows,
-/// errors, retries, max latency), clients (client, events, statements,
-/// errors, finish) and plans (statement, plan text).
+/// Inserts a step's per-second counters, clients and plans (of which only
+/// the first for each statement text is kept).
 pub(super) fn insert_step_rows(
     tx: &mut Backend,
     step_id: i64,
-    seconds: &[Vec<Value>],
-    clients: &[Vec<Value>],
-    plans: &[Vec<Value>],
+    seconds: &[SecondSample],
+    clients: &[ClientResult],
+    plans: &[(String, String)],
 ) -> Result<()> {
-    type Table<'a> = (&'a str, &'a [&'a str], &'a [Vec<Value>]);
-    let tables: [Table<'_>; 3] = [
-        (
-            "step_seconds",
-            &[
-                "step_id",
-                "sec",
-                "events",
-                "statements",
-                "rows",
-                "errors",
-                "retries",
-                "max_latency_us",
+    for s in seconds {
+        tx.execute(
+            "INSERT INTO step_seconds (step_id, sec, events, statements, rows, errors,
+                                       retries, max_latency_us)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            &params![
+                step_id,
+                s.sec,
+                int(s.counts.events),
+                int(s.counts.statements),
+                int(s.counts.rows),
+                int(s.counts.errors),
+                int(s.counts.retries),
+                int(s.max_latency_us)
             ],
-            seconds,
-        ),
-        (
-            "step_clients",
-            &[
-                "step_id",
-                "client",
-                "events",
-                "statements",
-                "errors",
-                "finish_secs",
+        )
+        .with_context(|| format!("second {}", s.sec))?;
+    }
+    for c in clients {
+        tx.execute(
+            "INSERT INTO step_clients (step_id, client, events, statements, errors, finish_secs)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &params![
+                step_id,
+                c.client,
+                int(c.events),
+                int(c.statements),
+                int(c.errors),
+                real(c.finish_secs)
             ],
-            clients,
-        ),
-        ("step_plans", &["step_id", "statement", "plan_text"], plans),
-    ];
-    for (table, columns, rows) in tables {
-        let sql = insert_sql(table, columns, false);
-        for row in rows {
-            let mut values = vec![Value::Int(step_id)];
-            values.extend(row.iter().cloned());
-            tx.execute(&sql, &values)
-                .with_context(|| format!("{table} row {:?}", row.first()))?;
+        )
+        .with_context(|| format!("client {}", c.client))?;
+    }
+    let mut seen = HashSet::new();
+    for (statement, plan) in plans {
+        if seen.insert(statement.as_str()) {
+            tx.execute(
+                "INSERT INTO step_plans (step_id, statement, plan_text) VALUES (?1, ?2, ?3)",
+                &params![step_id, statement, plan],
+            )
+            .with_context(|| format!("plan of {statement:?}"))?;
         }
     }
     Ok(())
