@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::cli_runs::{fails_in_one_line, short_run};
+use common::cli_runs::{Watched, fails_in_one_line, short_run};
 use common::{
     PgConnector, assert_success, run_tidemark, scalar, scalar_i64, server_tempdir, start_pg,
     stderr, stdout,
@@ -252,4 +252,61 @@ fn bad_stores_fail_in_one_line_and_leave_the_source_alone() {
     );
     let o = run_tidemark(&["runs", "--results", &results]);
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_run_interrupted_in_a_postgres_store_resumes() {
+    let dir = server_tempdir();
+    let pg = start_pg(dir.path(), &[]);
+    let url = store_url(&pg, "tidemark", "tidemark");
+    let results = dir.path().join("results").to_str().unwrap().to_string();
+    let target = format!("sqlite:{}", dir.path().join("t.db").display());
+    let mut args = short_run(
+        &results,
+        "update-index,point-query",
+        &[&target],
+        &["--no-report"],
+    );
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "6".into();
+    // The store comes from the environment, as a lab's job would set it.
+    let mut cmd = common::tidemark();
+    cmd.args(&args).env("TIDEMARK_STORE", &url);
+    let mut run = Watched::spawn(cmd);
+    run.wait_for(1, |l| l.starts_with("[1/"));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(run.interrupt().code(), Some(130));
+    let doc = export(&url, Path::new(&results));
+    assert_eq!(doc["runs"][0]["status"], "interrupted");
+    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
+    assert_eq!(steps.last().unwrap()["status"], "interrupted");
+
+    let o = run_tidemark(&[
+        "run",
+        "--results",
+        &results,
+        "--store",
+        &url,
+        "--resume",
+        "1",
+        "--no-report",
+    ]);
+    assert_success(&o);
+    let doc = export(&url, Path::new(&results));
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["runs"][0]["status"], "finished");
+    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
+    let names: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        names
+            .iter()
+            .filter(|(n, _)| n.starts_with("update-index"))
+            .count(),
+        1,
+        "the finished step is not measured again: {names:?}"
+    );
+    assert!(names.iter().all(|(_, s)| *s == "ok"), "{names:?}");
 }
