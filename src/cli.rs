@@ -36,6 +36,9 @@ pub enum Command {
     Push(PushArgs),
     /// Copy runs from a shared PostgreSQL store into the local results.db.
     Pull(PullArgs),
+    /// Each test's measurements across stored runs per target family,
+    /// ordered by version, with change points (E-divisive means).
+    History(HistoryArgs),
     /// PostgreSQL versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
@@ -86,6 +89,36 @@ impl ResultsArgs {
     pub fn open_existing(&self) -> anyhow::Result<crate::store::Store> {
         crate::store::Store::open_in(&self.results, self.store.as_deref(), true)
     }
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub results: ResultsArgs,
+    /// Only runs started on or after this date (2026-11-01 or RFC 3339).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only these tests (test or step names; repeatable, comma-separated).
+    #[arg(long = "test", value_name = "NAME", value_delimiter = ',')]
+    pub tests: Vec<String>,
+    /// Only target families whose name contains this (postgres, "sqlite wal").
+    #[arg(long, value_name = "NAME")]
+    pub target_family: Option<String>,
+    /// Order of the points: version (then date) or date.
+    #[arg(long, value_parser = ["version", "date"], default_value = "version")]
+    pub order: String,
+    /// What to follow: rate (statements per second, Insert Benchmark
+    /// steps their own rate) or cpu (CPU µs per operation, client plus
+    /// server).
+    #[arg(long, value_parser = ["rate", "cpu"], default_value = "rate")]
+    pub metric: String,
+    /// Smallest change reported as a change point (a fraction or a
+    /// percentage).
+    #[arg(long, value_name = "FRACTION", default_value = "5%")]
+    pub min_effect: String,
+    /// Output directory (default: RESULTS/reports/history).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -448,6 +481,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
         Command::Report(a) => report(&a),
+        Command::History(a) => history(&a),
         Command::Push(a) => {
             let source = a.results.open_existing();
             source.and_then(|source| {
@@ -484,6 +518,49 @@ fn list_runs(a: &ResultsArgs) -> anyhow::Result<i32> {
     let store = a.open_existing()?;
     let runs = store.list_runs()?;
     print!("{}", crate::store::format_runs_table(&runs));
+    Ok(0)
+}
+
+fn history(a: &HistoryArgs) -> anyhow::Result<i32> {
+    use crate::report::{history, history_render};
+    let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
+    if let Some(since) = &a.since
+        && !(since.len() >= 10 && since.as_bytes()[4] == b'-' && since.as_bytes()[7] == b'-')
+    {
+        anyhow::bail!("--since {since}: write a date like 2026-11-01 (or an RFC 3339 time)");
+    }
+    let store = a.results.open_existing()?;
+    let opts = history::HistoryOptions {
+        since: a.since.clone(),
+        tests: a.tests.iter().filter(|t| !t.is_empty()).cloned().collect(),
+        family: a.target_family.clone(),
+        by_date: a.order == "date",
+        metric: history::Metric::parse(&a.metric).unwrap_or_default(),
+        min_effect,
+        detect: Default::default(),
+    };
+    let series = history::history(&store, &opts)?;
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| a.results.results.join("reports").join("history"));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let markdown = history_render::markdown(&series);
+    for (name, text) in [
+        ("history.md", markdown.clone()),
+        ("history.html", history_render::html(&series)),
+        ("history.json", serde_json::to_string_pretty(&series)?),
+    ] {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dir.join(name).display()))?;
+    }
+    print!("{markdown}");
+    println!(
+        "\nhistory of {} series: {} (also history.md, history.json)",
+        series.len(),
+        dir.join("history.html").display()
+    );
     Ok(0)
 }
 

@@ -30,7 +30,7 @@ pub struct ChangePointOptions {
 impl Default for ChangePointOptions {
     fn default() -> Self {
         ChangePointOptions {
-            significance: 0.01,
+            significance: 0.05,
             permutations: 999,
             min_size: 3,
         }
@@ -52,10 +52,7 @@ pub fn e_divisive(xs: &[f64], opts: &ChangePointOptions) -> Vec<ChangePoint> {
     // Segment boundaries, sorted: segments are bounds[i]..bounds[i + 1].
     let mut bounds = vec![0, xs.len()];
     let mut found = Vec::new();
-    loop {
-        let Some((at, q)) = best_in_segments(xs, &bounds, opts.min_size) else {
-            break;
-        };
+    while let Some((at, q)) = best_in_segments(xs, &bounds, opts.min_size) {
         // The permutation test: shuffle within each current segment.
         let mut shuffled = xs.to_vec();
         let mut as_large = 0usize;
@@ -149,7 +146,7 @@ mod tests {
         let found = e_divisive(&xs, &ChangePointOptions::default());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].index, 3);
-        assert!(found[0].p_value <= 0.01);
+        assert!(found[0].p_value <= 0.05);
     }
 
     #[test]
