@@ -311,6 +311,10 @@ pub struct ReportArgs {
     /// or a percentage (3%), between 0 and 1.
     #[arg(long, value_name = "FRACTION", default_value = "3%")]
     pub min_effect: String,
+    /// Also compare each target with the one before it (a version chain:
+    /// pg16 vs pg15, pg17 vs pg16…), not only with the base.
+    #[arg(long)]
+    pub chain: bool,
 }
 
 impl RunArgs {
@@ -637,6 +641,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         ibench_bands,
         chart_floor: a.chart_floor,
         min_effect,
+        chain: a.chain,
         ..ReportOptions::default()
     };
     let (report, index) =

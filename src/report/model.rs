@@ -97,6 +97,8 @@ pub struct ReportOptions {
     pub generated_at: String,
     /// The smallest change a verdict reports (`--min-effect`, 0.03).
     pub min_effect: f64,
+    /// Also compare each target with the one before it (`--chain`).
+    pub chain: bool,
 }
 
 impl Default for ReportOptions {
@@ -109,6 +111,7 @@ impl Default for ReportOptions {
             within_bp: 2.0,
             generated_at: crate::util::time::now_rfc3339(),
             min_effect: crate::stats::DEFAULT_MIN_EFFECT,
+            chain: false,
         }
     }
 }
@@ -129,6 +132,8 @@ pub struct Report {
     pub within_bp: f64,
     /// The smallest change a verdict reports (a fraction: 0.03).
     pub min_effect: f64,
+    /// Whether each target is also compared with the one before it.
+    pub chain: bool,
     /// How the sysbench intervals were computed, in words (the method of
     /// most cells); `None` when there are none.
     pub interval_method: Option<String>,
@@ -260,6 +265,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         chart_floor: opts.chart_floor,
         within_bp: opts.within_bp,
         min_effect: opts.min_effect,
+        chain: opts.chain,
         interval_method: sysbench.as_ref().and_then(|s| {
             let cells = s
                 .groups

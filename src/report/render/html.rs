@@ -73,6 +73,9 @@ pub fn render(r: &Report) -> String {
     if r.sysbench.is_some() {
         o.push_str("<a href=\"#sysbench\">Sysbench</a>");
     }
+    if r.chain && r.sysbench.is_some() {
+        o.push_str("<a href=\"#chain\">Chain</a>");
+    }
     if r.ibench.is_some() {
         o.push_str("<a href=\"#ibench\">Insert Benchmark</a>");
     }
@@ -91,6 +94,7 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.sysbench {
         sysbench(&mut o, r, s);
     }
+    super::chain::html(&mut o, r);
     if let Some(s) = &r.ibench {
         super::html_ibench::section(&mut o, r, s);
     }

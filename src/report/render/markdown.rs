@@ -52,6 +52,7 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.sysbench {
         sysbench(&mut o, r, s);
     }
+    super::chain::markdown(&mut o, r);
     if let Some(s) = &r.ibench {
         ibench(&mut o, r, s);
     }
