@@ -98,32 +98,38 @@ fn runs_from_two_processes_pushes_and_a_mixed_report() {
         &[&target],
         &["--no-report"],
     )));
+    // And an Insert Benchmark run: roles, their clients and seconds.
+    let mut ibench = common::ibench_checks::small_run(&laptop, &[&target], "1");
+    ibench.push("--no-report".into());
+    assert_success(&run_tidemark(&ibench));
     let push = || run_tidemark(&["push", "--results", &laptop, "--to", &url]);
-    let first = push();
-    assert_success(&first);
-    assert!(
-        stdout(&first).contains("run 1 -> run 3 in "),
-        "{}",
-        stdout(&first)
-    );
-    let second = push();
-    assert_success(&second);
-    assert!(
-        stdout(&second).contains("already (run 3)"),
-        "{}",
-        stdout(&second)
-    );
+    let first = stdout(&push());
+    assert!(first.contains("run 1 -> run 3 in "), "{first}");
+    assert!(first.contains("run 2 -> run 4 in "), "{first}");
+    let second = stdout(&push());
+    assert!(second.contains("already (run 3)"), "{second}");
+    assert!(second.contains("already (run 4)"), "{second}");
     let doc = export(&url, Path::new(&laptop));
-    assert_eq!(run_uuids(&doc).len(), 3, "the second push stored nothing");
-    let pushed = &doc["runs"][2];
+    assert_eq!(run_uuids(&doc).len(), 4, "the second push stored nothing");
     let local = export_local(&laptop);
-    assert_eq!(pushed["uuid"], local["runs"][0]["uuid"]);
-    assert_eq!(
-        pushed["origin"].as_str().unwrap(),
-        laptop,
-        "the pushed run says where it came from"
+    for i in 0..2 {
+        let pushed = &doc["runs"][2 + i];
+        assert_eq!(pushed["uuid"], local["runs"][i]["uuid"]);
+        assert_eq!(
+            pushed["origin"].as_str().unwrap(),
+            laptop,
+            "the pushed run says where it came from"
+        );
+        // Every stored number survives the trip through PostgreSQL.
+        assert_eq!(pushed["targets"], local["runs"][i]["targets"]);
+    }
+    let steps = doc["runs"][3]["targets"][0]["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["roles"].as_array().is_some_and(|r| !r.is_empty())),
+        "the Insert Benchmark's roles were copied"
     );
-    assert_eq!(pushed["targets"], local["runs"][0]["targets"]);
 
     // One report over the pushed run and one written directly.
     let out = dir.path().join("report");
@@ -153,9 +159,11 @@ fn runs_from_two_processes_pushes_and_a_mixed_report() {
     let home = path("home");
     let o = run_tidemark(&["pull", "--results", &home, "--from", &url]);
     assert_success(&o);
+    assert_eq!(stdout(&o).matches(" -> run ").count(), 4, "{}", stdout(&o));
     let o = run_tidemark(&["pull", "--results", &home, "--from", &url]);
     assert_success(&o);
-    assert_eq!(run_uuids(&export_local(&home)).len(), 3);
+    assert_eq!(stdout(&o).matches("already").count(), 4, "{}", stdout(&o));
+    assert_eq!(run_uuids(&export_local(&home)).len(), 4);
 }
 
 fn export_local(results: &str) -> serde_json::Value {

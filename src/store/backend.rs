@@ -230,6 +230,9 @@ impl Row<'_> {
     }
 }
 
+/// Rows one PostgreSQL `INSERT` carries in [`Backend::insert_many`].
+pub const ROWS_PER_INSERT: usize = 500;
+
 /// Which database engine a store is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
@@ -307,6 +310,51 @@ impl Backend {
     pub fn insert_id(&mut self, sql: &str, params: &[Value]) -> Result<i64> {
         self.query_value(sql, params)?
             .ok_or_else(|| anyhow!("the insert returned no id"))
+    }
+
+    /// Inserts `rows` (values in `columns` order) into `table`: on SQLite
+    /// one prepared statement per row, on PostgreSQL multi-row `INSERT`s
+    /// of up to [`ROWS_PER_INSERT`] rows, one round trip each.
+    pub fn insert_many(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Value>],
+    ) -> Result<()> {
+        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        match self {
+            Backend::Sqlite(_) => {
+                let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+                let sql = format!("{head}({})", marks.join(", "));
+                for row in rows {
+                    self.execute(&sql, row)?;
+                }
+            }
+            Backend::Postgres(c) => {
+                for chunk in rows.chunks(ROWS_PER_INSERT) {
+                    let mut sql = head.clone();
+                    for (i, row) in chunk.iter().enumerate() {
+                        if row.len() != columns.len() {
+                            bail!(
+                                "{table}: a row of {} values for {} columns",
+                                row.len(),
+                                columns.len()
+                            );
+                        }
+                        sql.push_str(if i == 0 { "(" } else { ", (" });
+                        for (j, v) in row.iter().enumerate() {
+                            if j > 0 {
+                                sql.push_str(", ");
+                            }
+                            push_literal(&mut sql, v);
+                        }
+                        sql.push(')');
+                    }
+                    c.execute_text(&sql)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs several statements without parameters (a migration script).

@@ -150,7 +150,7 @@ fn disk_from_row(r: &Row<'_>, get: impl Fn(&str) -> Result<f64>) -> Result<Optio
 
 /// Inserts a step's sampler rows and summary.
 pub(super) fn insert(db: &mut Backend, step_id: i64, host: &StepHost) -> Result<()> {
-    let sql = insert_sql("step_host_seconds", &SECOND_COLUMNS, &SECOND_SERVER_COLUMNS);
+    let mut rows = Vec::with_capacity(host.seconds.len());
     for (seq, s) in host.seconds.iter().enumerate() {
         let before = params![
             step_id,
@@ -184,10 +184,11 @@ pub(super) fn insert(db: &mut Backend, step_id: i64, host: &StepHost) -> Result<
             s.server_procs,
             real(s.client_cpu_pct),
         ];
-        let disk = disk_values(s.disk.as_ref());
-        db.execute(&sql, &bound(&before, &disk, &after))
-            .with_context(|| format!("host sample {seq}"))?;
+        rows.push(bound(&before, &disk_values(s.disk.as_ref()), &after));
     }
+    let columns: Vec<&str> = [&SECOND_COLUMNS[..], &DISK_COLUMNS, &SECOND_SERVER_COLUMNS].concat();
+    db.insert_many("step_host_seconds", &columns, &rows)
+        .context("host samples")?;
 
     let m = &host.metrics;
     let a = m.avg.as_ref();

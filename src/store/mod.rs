@@ -1,5 +1,7 @@
 //! The results database: every run, target and step tidemark measured, in
-//! one SQLite file, `results.db`, in the results directory.
+//! one SQLite file, `results.db`, in the results directory, or in a
+//! PostgreSQL database a team shares (`--store postgres://…`); the two hold
+//! the same schema and are read and written through [`backend`].
 //!
 //! The store exists so that measuring and reporting are separate: `tidemark
 //! run` writes each step as it finishes, and the report, the export and the
@@ -9,7 +11,8 @@
 //! kept, copied and compared for years.
 //!
 //! Writing is in [`write`](mod@write), reading in [`read`], the samplers'
-//! tables in `host`, the JSON and CSV exports in [`export`].
+//! tables in `host`, the JSON and CSV exports in [`export`], copying runs
+//! between stores in [`transfer`].
 
 pub mod backend;
 pub mod cells;
@@ -145,8 +148,6 @@ impl Store {
             )
         })?;
         let mut db = Backend::Postgres(Box::new(conn));
-        // Quiet NOTICEs are skipped by the client; UTC keeps dates as written.
-        db.batch("SET TIME ZONE 'UTC'")?;
         schema::migrate(&mut db, &place)?;
         Ok(Store {
             db: RefCell::new(db),

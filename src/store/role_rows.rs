@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::backend::{Backend, params};
+use super::backend::{Backend, Value, params};
 use super::read::{get_counts, get_latency};
 use super::write::{decode_histogram, encode_histogram, int, real};
 use crate::record::{Counts, LatencySummary, RoleClient, RoleResult, RoleSecond};
@@ -157,12 +157,11 @@ pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Re
         )
         .with_context(|| format!("role {} client {}", r.role, c.client))?;
     }
-    for s in r.per_second {
-        tx.execute(
-            "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
-                 retries, max_latency_us, max_intended_us, max_behind_us)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            &params![
+    let seconds: Vec<Vec<Value>> = r
+        .per_second
+        .iter()
+        .map(|s| {
+            params![
                 step_id,
                 r.role,
                 s.client,
@@ -174,10 +173,28 @@ pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Re
                 int(s.max_latency_us),
                 int(s.max_intended_us),
                 int(s.max_behind_us),
-            ],
-        )
-        .with_context(|| format!("role {} second {}", r.role, s.sec))?;
-    }
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_role_seconds",
+        &[
+            "step_id",
+            "role",
+            "client",
+            "sec",
+            "events",
+            "rows",
+            "errors",
+            "retries",
+            "max_latency_us",
+            "max_intended_us",
+            "max_behind_us",
+        ],
+        &seconds,
+    )
+    .with_context(|| format!("role {} seconds", r.role))?;
     Ok(())
 }
 

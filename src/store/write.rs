@@ -272,12 +272,10 @@ pub(super) fn insert_step_rows(
     clients: &[ClientResult],
     plans: &[(String, String)],
 ) -> Result<()> {
-    for s in seconds {
-        tx.execute(
-            "INSERT INTO step_seconds (step_id, sec, events, statements, rows, errors,
-                                       retries, max_latency_us)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            &params![
+    let seconds: Vec<Vec<Value>> = seconds
+        .iter()
+        .map(|s| {
+            params![
                 step_id,
                 s.sec,
                 int(s.counts.events),
@@ -286,25 +284,52 @@ pub(super) fn insert_step_rows(
                 int(s.counts.errors),
                 int(s.counts.retries),
                 int(s.max_latency_us)
-            ],
-        )
-        .with_context(|| format!("second {}", s.sec))?;
-    }
-    for c in clients {
-        tx.execute(
-            "INSERT INTO step_clients (step_id, client, events, statements, errors, finish_secs)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            &params![
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_seconds",
+        &[
+            "step_id",
+            "sec",
+            "events",
+            "statements",
+            "rows",
+            "errors",
+            "retries",
+            "max_latency_us",
+        ],
+        &seconds,
+    )
+    .context("per-second counters")?;
+    let clients: Vec<Vec<Value>> = clients
+        .iter()
+        .map(|c| {
+            params![
                 step_id,
                 c.client,
                 int(c.events),
                 int(c.statements),
                 int(c.errors),
                 real(c.finish_secs)
-            ],
-        )
-        .with_context(|| format!("client {}", c.client))?;
-    }
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_clients",
+        &[
+            "step_id",
+            "client",
+            "events",
+            "statements",
+            "errors",
+            "finish_secs",
+        ],
+        &clients,
+    )
+    .context("clients")?;
     let mut seen = HashSet::new();
     for (statement, plan) in plans {
         if seen.insert(statement.as_str()) {
