@@ -19,6 +19,7 @@ pub mod cells;
 pub mod export;
 mod host_rows;
 pub mod hw_columns;
+mod migrate;
 pub mod read;
 pub mod role_rows;
 pub mod schema;
@@ -148,7 +149,7 @@ impl Store {
             )
         })?;
         let mut db = Backend::Postgres(Box::new(conn));
-        schema::migrate(&mut db, &place)?;
+        migrate::migrate(&mut db, &place)?;
         Ok(Store {
             db: RefCell::new(db),
             dir: results_dir.to_path_buf(),
@@ -175,7 +176,7 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .with_context(what)?;
         let mut db = Backend::Sqlite(conn);
-        schema::migrate(&mut db, &format!("results.db in {}", dir.display()))?;
+        migrate::migrate(&mut db, &format!("results.db in {}", dir.display()))?;
         Ok(Store {
             db: RefCell::new(db),
             dir: dir.to_path_buf(),
@@ -202,7 +203,7 @@ impl Store {
     /// The schema version of the open database (always [`SCHEMA_VERSION`]
     /// once open).
     pub fn schema_version(&self) -> Result<u32> {
-        schema::current_version(&mut self.db(), &self.place)
+        migrate::current_version(&mut self.db(), &self.place)
     }
 
     /// The connection, for one statement or transaction at a time.
