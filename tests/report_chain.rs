@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::cli_runs::short_run;
 use common::{assert_success, run_tidemark};
 
 #[test]
@@ -16,25 +17,13 @@ fn each_target_is_compared_with_the_one_before_it() {
         format!("sqlite:{}+delete", path("b.db")),
         format!("sqlite:{}+wal:cache_size=1:mmap_size=0", path("c.db")),
     ];
-    let mut args = vec![
-        "run",
-        "--results",
+    let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let args = short_run(
         &results,
-        "--tests",
         "point-query,update-index",
-        "--table-size",
-        "2000",
-        "--read-secs",
-        "0.5",
-        "--write-secs",
-        "0.5",
-        "--warmup-secs",
-        "0",
-        "--no-report",
-    ];
-    for t in &targets {
-        args.extend(["--target", t.as_str()]);
-    }
+        &targets,
+        &["--no-report"],
+    );
     assert_success(&run_tidemark(&args));
 
     let out = dir.path().join("chain");
