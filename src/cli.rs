@@ -10,6 +10,11 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::plan::{Overrides, Plan, PlanInput};
 
+mod store_verbs;
+
+pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
+use store_verbs::{copy_runs, history, without_password};
+
 /// Exit code for a run stopped by Ctrl-C (defined by the run it stops).
 pub use crate::orchestrate::EXIT_INTERRUPTED;
 
@@ -31,6 +36,14 @@ pub enum Command {
     Export(ExportArgs),
     /// Write the comparison report (HTML, Markdown, JSON, CSV) from stored runs.
     Report(ReportArgs),
+    /// Copy runs into a shared PostgreSQL store (a run it holds already is
+    /// skipped, so pushing twice stores once).
+    Push(PushArgs),
+    /// Copy runs from a shared PostgreSQL store into the local results.db.
+    Pull(PullArgs),
+    /// Each test's measurements across stored runs per target family,
+    /// ordered by version, with change points (E-divisive means).
+    History(HistoryArgs),
     /// PostgreSQL versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
@@ -64,6 +77,23 @@ pub struct ResultsArgs {
     /// Results directory (holds results.db and managed servers' data dirs).
     #[arg(long, default_value = "tidemark-results", env = "TIDEMARK_RESULTS")]
     pub results: PathBuf,
+    /// A shared PostgreSQL results store (postgres://user@host/db) instead
+    /// of RESULTS/results.db; the schema is created on first use.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TIDEMARK_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+}
+
+impl ResultsArgs {
+    /// The store these arguments name, which must exist (a PostgreSQL
+    /// store is created on first use).
+    pub fn open_existing(&self) -> anyhow::Result<crate::store::Store> {
+        crate::store::Store::open_in(&self.results, self.store.as_deref(), true)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -229,6 +259,10 @@ pub struct ReportArgs {
     /// order, `.pre` runs before their twins) or run (as measured).
     #[arg(long, value_name = "ORDER", default_value = "seeds")]
     pub order: String,
+    /// Also compare each target with the one before it (a version chain:
+    /// pg16 vs pg15, pg17 vs pg16…), not only with the base.
+    #[arg(long)]
+    pub chain: bool,
 }
 
 impl RunArgs {
@@ -253,6 +287,7 @@ impl RunArgs {
                 .collect(),
             overrides: self.overrides.clone(),
             results_dir: self.results.results.clone(),
+            store: self.results.store.clone(),
             reuse_tables: self.reuse_tables,
             drop_existing: self.drop_existing,
             pg_bindir: self.pg_bindir.clone(),
@@ -335,7 +370,7 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
                     .replace("settings", "set")
             );
         }
-        let store = crate::store::Store::open_existing(&a.results.results)?;
+        let store = a.results.open_existing()?;
         let (status, plan_json) = store.run_plan(run_id)?;
         if status == "finished" {
             anyhow::bail!("run {run_id} finished: nothing to resume (`tidemark runs` lists runs)");
@@ -349,6 +384,7 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         let mut input: PlanInput = serde_json::from_str(&plan_json)
             .map_err(|e| anyhow::anyhow!("the plan stored with run {run_id} is unreadable: {e}"))?;
         input.results_dir = a.results.results.clone();
+        input.store = a.results.store.clone();
         input.keep_datadir = a.keep_datadir;
         input.no_report = a.no_report;
         if a.port.is_some() {
@@ -376,7 +412,11 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
 /// Runs the verb and returns the process exit code. Errors are printed here,
 /// once, as `tidemark: <one line>`.
 pub fn main_with_args(args: Vec<String>) -> i32 {
-    let command_line = args.join(" ");
+    let command_line = args
+        .iter()
+        .map(|a| without_password(a))
+        .collect::<Vec<_>>()
+        .join(" ");
     let parsed = Cli::command()
         .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
@@ -397,6 +437,16 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Runs(a) => list_runs(&a),
         Command::Export(a) => export(&a),
         Command::Report(a) => report(&a),
+        Command::History(a) => history(&a),
+        Command::Push(a) => {
+            let source = a.results.open_existing();
+            source.and_then(|source| {
+                let dest = crate::store::Store::open_postgres(&a.to, &a.results.results)?;
+                copy_runs(&source, dest, &a.runs)
+            })
+        }
+        Command::Pull(a) => crate::store::Store::open_postgres(&a.from, &a.results)
+            .and_then(|source| copy_runs(&source, crate::store::Store::open(&a.results)?, &a.runs)),
         Command::Servers(c) => servers(&c),
     };
     match result {
@@ -421,14 +471,14 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn list_runs(a: &ResultsArgs) -> anyhow::Result<i32> {
-    let store = crate::store::Store::open_existing(&a.results)?;
+    let store = a.open_existing()?;
     let runs = store.list_runs()?;
     print!("{}", crate::store::format_runs_table(&runs));
     Ok(0)
 }
 
 fn export(a: &ExportArgs) -> anyhow::Result<i32> {
-    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let store = a.results.open_existing()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match a.format.as_str() {
@@ -459,7 +509,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         .map(|s| parse_rename(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
-    let store = crate::store::Store::open_existing(&a.results.results)?;
+    let store = a.results.open_existing()?;
     let opts = ReportOptions {
         base: a.base.clone(),
         bands,
@@ -467,6 +517,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         chart_floor: a.chart_floor,
         min_effect,
         test_order,
+        chain: a.chain,
         ..ReportOptions::default()
     };
     let (report, index) =

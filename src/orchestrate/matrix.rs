@@ -75,6 +75,15 @@ fn cells(plan: &Plan) -> Vec<Cell<'_>> {
         .collect()
 }
 
+/// Where the run's results go, as shown: the results directory's
+/// results.db, or the PostgreSQL store's URL without its password.
+fn store_shown(store: &Store, plan: &Plan) -> String {
+    match store.engine() {
+        crate::store::Engine::Sqlite => plan.results_dir.join("results.db").display().to_string(),
+        crate::store::Engine::Postgres => store.place().to_string(),
+    }
+}
+
 /// Runs `plan`: a new run, or run `resume` continued. Returns the exit
 /// code (0; 1 when a target failed; 130 when interrupted).
 pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
@@ -87,7 +96,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             plan.results_dir.display()
         )
     })?;
-    let mut store = Store::open(&plan.results_dir)?;
+    let mut store = Store::open_in(&plan.results_dir, plan.input.store.as_deref(), false)?;
     let run_id = match resume {
         Some(id) => {
             store.reopen_run(id)?;
@@ -138,7 +147,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         plan.repeat,
         plan.profile.as_str(),
         plan.sysbench.seed,
-        plan.results_dir.display()
+        store_shown(&store, plan)
     ));
 
     // Summary rows per plan target, over all repetitions.
@@ -288,7 +297,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     }
     println!(
         "\nrun {run_id} {status}; results in {} (`tidemark export --run {run_id}`{})",
-        plan.results_dir.join("results.db").display(),
+        store_shown(&store, plan),
         if interrupted {
             format!(", `tidemark run --resume {run_id}` to finish it")
         } else {

@@ -94,6 +94,10 @@ pub struct PlanInput {
     pub tests: Vec<String>,
     pub overrides: Overrides,
     pub results_dir: PathBuf,
+    /// `--store`: a PostgreSQL results store instead of the directory's
+    /// results.db. Never stored with the run (it may hold a password).
+    #[serde(skip)]
+    pub store: Option<String>,
     pub reuse_tables: bool,
     pub drop_existing: bool,
     pub pg_bindir: Option<PathBuf>,

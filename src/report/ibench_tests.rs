@@ -210,6 +210,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         chart_floor: 0.8,
         within_bp: 2.0,
         min_effect: 0.03,
+        chain: false,
         interval_method: None,
         targets: vec![target("pg17", "base"), target("pg18", "col-1")],
         context: Context {

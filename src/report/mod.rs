@@ -5,12 +5,15 @@
 //! The report reads only the store: [`select`] picks targets from stored
 //! runs, [`model`] computes the comparison once, and the [`render`]ers draw
 //! it as Markdown, one self-contained HTML file, JSON and CSV; [`files`]
-//! writes them.
+//! writes them. [`history`] follows each test across runs and finds its
+//! change points ([`history_render`] draws them).
 
 pub mod context;
 pub mod cost;
 pub mod files;
 pub mod format;
+pub mod history;
+pub mod history_render;
 pub mod ibench;
 pub mod ibench_input;
 pub mod ibench_verdicts;

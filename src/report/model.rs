@@ -99,6 +99,8 @@ pub struct ReportOptions {
     pub min_effect: f64,
     /// The order of the sysbench tests within a group (`--order`).
     pub test_order: TestOrder,
+    /// Also compare each target with the one before it (`--chain`).
+    pub chain: bool,
 }
 
 /// How the sysbench tests of a group are listed.
@@ -137,6 +139,7 @@ impl Default for ReportOptions {
             generated_at: crate::util::time::now_rfc3339(),
             min_effect: crate::stats::DEFAULT_MIN_EFFECT,
             test_order: TestOrder::Seeds,
+            chain: false,
         }
     }
 }
@@ -157,6 +160,8 @@ pub struct Report {
     pub within_bp: f64,
     /// The smallest change a verdict reports (a fraction: 0.03).
     pub min_effect: f64,
+    /// Whether each target is also compared with the one before it.
+    pub chain: bool,
     /// How the sysbench intervals were computed, in words (the method of
     /// most cells); `None` when there are none.
     pub interval_method: Option<String>,
@@ -294,6 +299,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         chart_floor: opts.chart_floor,
         within_bp: opts.within_bp,
         min_effect: opts.min_effect,
+        chain: opts.chain,
         interval_method: sysbench.as_ref().and_then(|s| {
             let cells = s
                 .groups

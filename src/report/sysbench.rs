@@ -85,11 +85,25 @@ pub struct Cell {
     /// Each cost / the base's cost; `None` where both are too small to
     /// compare (below [`CostColumn::floor`]).
     pub cost_relative: Vec<Option<f64>>,
+    /// With `--chain`: QPS against the target before this one (the
+    /// previous column), as an interval and verdict; `None` for the first
+    /// two columns (the second's previous is the base) and without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vs_previous: Option<Step>,
     /// The interval on each cost ratio (from repetitions).
     pub cost_interval: Vec<Option<Interval>>,
     /// What each cost interval says: `higher`, `lower`, `no difference`,
     /// `unknown`.
     pub cost_verdict: Vec<Option<&'static str>>,
+}
+
+/// One target against another on one test.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    /// Its QPS over the other's.
+    pub relative: f64,
+    pub interval: Option<Interval>,
+    pub verdict: &'static str,
 }
 
 impl Cell {
@@ -481,9 +495,23 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
                     cost_verdict[k] = Some(verdict.for_cost());
                 }
             }
+            let vs_previous = (opts.chain && i >= 2)
+                .then(|| Measurements::of(&columns[i - 1], name))
+                .flatten()
+                .filter(|p| p.comparable && m.comparable)
+                .and_then(|p| {
+                    let (iv, v) = compare(&qps_of(&p), &qps_of(&m), opts.min_effect);
+                    let prev = p.median_of(|s| Some(s.qps)).unwrap_or(0.0);
+                    Some(Step {
+                        relative: iv.map(|iv| iv.estimate).or_else(|| relative(qps, prev))?,
+                        interval: iv,
+                        verdict: v.for_rate(),
+                    })
+                });
             Some(Cell {
                 qps,
                 tps,
+                vs_previous,
                 n: m.steps.len() as u32,
                 interval,
                 verdict: verdict_qps.map(Verdict::for_rate),

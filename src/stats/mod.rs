@@ -14,10 +14,14 @@
 //!   series (blocks keep the seconds' autocorrelation), percentile interval
 //!   on the log of the ratio of means.
 //!
+//! Beside them, [`changepoint`] finds where a series of measurements
+//! across runs changes level (E-divisive means with a permutation test).
+//!
 //! Intervals are built on the log scale and transformed back, so they are
 //! asymmetric around the estimate and never reach zero.
 
 mod bootstrap;
+pub mod changepoint;
 mod interval;
 mod verdict;
 

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{OptionalExtension, params};
 
-use super::write::bind_target;
+use super::backend::params;
+use super::write::target_values;
 use super::{StepRecord, Store};
 use crate::record::TargetInfo;
 
@@ -22,31 +22,27 @@ pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
 impl Store {
     /// The id of target `position` in pass `repetition` of run `run_id`.
     pub fn find_target(&self, run_id: i64, position: u32, repetition: u32) -> Result<Option<i64>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id FROM targets WHERE run_id = ?1 AND position = ?2 AND repetition = ?3",
-                params![run_id, position, repetition],
-                |r| r.get(0),
-            )
-            .optional()?)
+        self.db().query_value(
+            "SELECT id FROM targets WHERE run_id = ?1 AND position = ?2 AND repetition = ?3",
+            &params![run_id, position, repetition],
+        )
     }
 
     /// Replaces what is recorded about a target's server (a resumed target
     /// runs on a new one) and sets it `running` again.
     pub fn update_target_info(&mut self, target_id: i64, target: &TargetInfo) -> Result<()> {
-        let mut update = self.conn.prepare(
+        let mut values = params![target_id].to_vec();
+        values.extend(target_values(target)?);
+        let n = self.db().execute(
             "UPDATE targets SET spec = ?2, label = ?3, dbms = ?4, version = ?5,
                     version_number = ?6, config_name = ?7, config_text = ?8,
                     settings_json = ?9, managed = ?10, extra_json = ?11,
                     status = 'running', failure = NULL
               WHERE id = ?1",
+            &values,
         )?;
-        update.raw_bind_parameter(1, target_id)?;
-        bind_target(&mut update, 2, target)?;
-        let n = update.raw_execute()?;
         if n == 0 {
-            bail!("no target {target_id} in {}", self.dir.display());
+            bail!("no target {target_id} in {}", self.place);
         }
         Ok(())
     }
@@ -54,12 +50,15 @@ impl Store {
     /// The label of each target position of run `run_id` stored so far
     /// (the first repetition's), in position order.
     pub fn position_labels(&self, run_id: i64) -> Result<Vec<(u32, String)>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT position, label, MIN(repetition) FROM targets WHERE run_id = ?1
-              GROUP BY position ORDER BY position",
+        let rows = self.db().query(
+            "SELECT t.position, t.label FROM targets t
+              WHERE t.run_id = ?1
+                AND t.repetition = (SELECT MIN(u.repetition) FROM targets u
+                                     WHERE u.run_id = t.run_id AND u.position = t.position)
+              ORDER BY t.position",
+            &params![run_id],
         )?;
-        let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.iter().map(|r| Ok((r.at(0)?, r.at(1)?))).collect()
     }
 
     /// The measured steps of a target, by step name.
@@ -80,30 +79,31 @@ impl Store {
         position: u32,
         repetition: u32,
     ) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT s.name FROM steps s JOIN targets t ON s.target_id = t.id
               WHERE t.run_id = ?1 AND t.position = ?2 AND t.repetition = ?3
                 AND s.status IN ('ok', 'errors')
               ORDER BY s.seq",
+            &params![run_id, position, repetition],
         )?;
-        let names = stmt.query_map(params![run_id, position, repetition], |r| r.get(0))?;
-        Ok(names.collect::<rusqlite::Result<_>>()?)
+        rows.iter().map(|r| r.at(0)).collect()
     }
 
     /// Deletes a target's steps that were cut short or failed (with their
     /// seconds, clients and plans); returns how many.
     pub fn delete_unmeasured_steps(&mut self, target_id: i64) -> Result<usize> {
-        Ok(self.conn.execute(
+        let n = self.db().execute(
             "DELETE FROM steps WHERE target_id = ?1 AND status NOT IN ('ok', 'errors')",
-            [target_id],
-        )?)
+            &params![target_id],
+        )?;
+        Ok(n as usize)
     }
 
     /// Keeps the inputs run `run_id` was planned from (JSON).
     pub fn set_run_plan(&mut self, run_id: i64, plan_json: &str) -> Result<()> {
-        let n = self.conn.execute(
+        let n = self.db().execute(
             "UPDATE runs SET plan_json = ?2 WHERE id = ?1",
-            params![run_id, plan_json],
+            &params![run_id, plan_json],
         )?;
         if n == 0 {
             return Err(self.unknown_run(run_id));
@@ -113,22 +113,20 @@ impl Store {
 
     /// The status and stored plan inputs of run `run_id`.
     pub fn run_plan(&self, run_id: i64) -> Result<(String, Option<String>)> {
-        self.conn
-            .query_row(
-                "SELECT status, plan_json FROM runs WHERE id = ?1",
-                [run_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?
-            .ok_or_else(|| self.unknown_run(run_id))
+        let rows = self.db().query(
+            "SELECT status, plan_json FROM runs WHERE id = ?1",
+            &params![run_id],
+        )?;
+        let row = rows.first().ok_or_else(|| self.unknown_run(run_id))?;
+        Ok((row.at(0)?, row.at(1)?))
     }
 
     /// Marks run `run_id` as running again (a resume).
     pub fn reopen_run(&mut self, run_id: i64) -> Result<()> {
-        self.conn
+        self.db()
             .execute(
                 "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
-                [run_id],
+                &params![run_id],
             )
             .with_context(|| format!("reopening run {run_id}"))?;
         Ok(())

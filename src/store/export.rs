@@ -57,6 +57,10 @@ struct JsonDoc<'a> {
 #[derive(Serialize)]
 struct JsonRun<'a> {
     id: i64,
+    /// The run's identity in every store.
+    uuid: &'a str,
+    /// The store a copied run came from; null when written here.
+    origin: Option<&'a str>,
     started_at: &'a str,
     finished_at: Option<&'a str>,
     status: &'a str,
@@ -153,6 +157,8 @@ impl<'a> From<&'a RunRecord> for JsonRun<'a> {
     fn from(r: &'a RunRecord) -> Self {
         JsonRun {
             id: r.id,
+            uuid: &r.uuid,
+            origin: r.origin.as_deref(),
             started_at: &r.started_at,
             finished_at: r.finished_at.as_deref(),
             status: &r.status,
@@ -448,6 +454,8 @@ mod tests {
             keys(run),
             sorted(vec![
                 "id",
+                "uuid",
+                "origin",
                 "started_at",
                 "finished_at",
                 "status",

@@ -5,14 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result, anyhow};
-use rusqlite::types::ToSql;
-use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
-
+use super::backend::{Backend, Row, Value, params};
 use super::write::{int, real};
 use crate::record::{
     DiskRates, HostAverages, HostCost, HostSecond, OpRates, PerOp, Phase, StepHost,
 };
+use anyhow::{Context, Result, anyhow};
 
 /// Columns of `step_host_seconds` before the disk's, in the order
 /// [`insert`] binds them.
@@ -117,26 +115,20 @@ fn disk_values(d: Option<&DiskRates>) -> [Option<f64>; 13] {
     ]
 }
 
-/// The values bound to an [`insert_sql`] statement, in its column order.
-fn bound<'a>(
-    before: &'a [&'a dyn ToSql],
-    disk: &'a [Option<f64>; 13],
-    after: &'a [&'a dyn ToSql],
-) -> impl Iterator<Item = &'a dyn ToSql> {
+/// The values of an [`insert_sql`] statement, in its column order.
+fn bound(before: &[Value], disk: &[Option<f64>; 13], after: &[Value]) -> Vec<Value> {
     before
         .iter()
-        .copied()
-        .chain(disk.iter().map(|d| d as &dyn ToSql))
-        .chain(after.iter().copied())
+        .cloned()
+        .chain(disk.iter().map(|d| Value::from(*d)))
+        .chain(after.iter().cloned())
+        .collect()
 }
 
 /// The disk rates of a row whose `rps` is not NULL, `None` when it is;
 /// `get` reads each of the other [`DISK_COLUMNS`].
-fn disk_from_row(
-    r: &Row<'_>,
-    get: impl Fn(&str) -> rusqlite::Result<f64>,
-) -> rusqlite::Result<Option<DiskRates>> {
-    let Some(rps) = r.get::<_, Option<f64>>("rps")? else {
+fn disk_from_row(r: &Row<'_>, get: impl Fn(&str) -> Result<f64>) -> Result<Option<DiskRates>> {
+    let Some(rps) = r.get::<Option<f64>>("rps")? else {
         return Ok(None);
     };
     Ok(Some(DiskRates {
@@ -157,119 +149,121 @@ fn disk_from_row(
 }
 
 /// Inserts a step's sampler rows and summary.
-pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result<()> {
-    let sql = insert_sql("step_host_seconds", &SECOND_COLUMNS, &SECOND_SERVER_COLUMNS);
-    let mut insert = conn.prepare_cached(&sql)?;
+pub(super) fn insert(db: &mut Backend, step_id: i64, host: &StepHost) -> Result<()> {
+    let mut rows = Vec::with_capacity(host.seconds.len());
     for (seq, s) in host.seconds.iter().enumerate() {
-        let before: [&dyn ToSql; 23] = [
-            &step_id,
-            &(seq as i64),
-            &s.sec,
-            &s.phase.as_str(),
-            &real(s.end_secs),
-            &real(s.secs),
-            &int(s.r),
-            &int(s.b),
-            &int(s.swpd),
-            &int(s.free),
-            &int(s.buff),
-            &int(s.cache),
-            &real(s.si),
-            &real(s.so),
-            &real(s.bi),
-            &real(s.bo),
-            &real(s.intr),
-            &real(s.cs),
-            &real(s.us),
-            &real(s.sy),
-            &real(s.id),
-            &real(s.wa),
-            &real(s.st),
+        let before = params![
+            step_id,
+            seq as i64,
+            s.sec,
+            s.phase.as_str(),
+            real(s.end_secs),
+            real(s.secs),
+            int(s.r),
+            int(s.b),
+            int(s.swpd),
+            int(s.free),
+            int(s.buff),
+            int(s.cache),
+            real(s.si),
+            real(s.so),
+            real(s.bi),
+            real(s.bo),
+            real(s.intr),
+            real(s.cs),
+            real(s.us),
+            real(s.sy),
+            real(s.id),
+            real(s.wa),
+            real(s.st),
         ];
-        let after: [&dyn ToSql; 5] = [
-            &s.server_cpu_pct.filter(|x| x.is_finite()),
-            &s.server_read_kbps.filter(|x| x.is_finite()),
-            &s.server_rss_bytes.map(int),
-            &s.server_procs,
-            &real(s.client_cpu_pct),
+        let after = params![
+            s.server_cpu_pct.filter(|x| x.is_finite()),
+            s.server_read_kbps.filter(|x| x.is_finite()),
+            s.server_rss_bytes.map(int),
+            s.server_procs,
+            real(s.client_cpu_pct),
         ];
-        let disk = disk_values(s.disk.as_ref());
-        insert
-            .execute(params_from_iter(bound(&before, &disk, &after)))
-            .with_context(|| format!("host sample {seq}"))?;
+        rows.push(bound(&before, &disk_values(s.disk.as_ref()), &after));
     }
+    let columns: Vec<&str> = [&SECOND_COLUMNS[..], &DISK_COLUMNS, &SECOND_SERVER_COLUMNS].concat();
+    db.insert_many("step_host_seconds", &columns, &rows)
+        .context("host samples")?;
 
     let m = &host.metrics;
     let a = m.avg.as_ref();
     let avg = |f: fn(&HostAverages) -> f64| a.map(f).filter(|x| x.is_finite());
     let p = &m.per_op;
     let rates = m.rates.as_ref();
-    let before: [&dyn ToSql; 21] = [
-        &step_id,
-        &m.ncpu,
-        &m.devices.join(","),
-        &rates.map(|r| r.basis.as_str()),
-        &rates.map(|r| real(r.rate)),
-        &rates.and_then(|r| r.insert_rate).filter(|x| x.is_finite()),
-        &avg(|a| a.secs),
-        &a.map(|a| a.samples),
-        &avg(|a| a.us),
-        &avg(|a| a.sy),
-        &avg(|a| a.id),
-        &avg(|a| a.wa),
-        &avg(|a| a.st),
-        &avg(|a| a.cs),
-        &avg(|a| a.intr),
-        &avg(|a| a.bi),
-        &avg(|a| a.bo),
-        &avg(|a| a.si),
-        &avg(|a| a.so),
-        &avg(|a| a.r),
-        &avg(|a| a.b),
+    let before = params![
+        step_id,
+        m.ncpu,
+        m.devices.join(","),
+        rates.map(|r| r.basis.as_str()),
+        rates.map(|r| real(r.rate)),
+        rates.and_then(|r| r.insert_rate).filter(|x| x.is_finite()),
+        avg(|a| a.secs),
+        a.map(|a| a.samples),
+        avg(|a| a.us),
+        avg(|a| a.sy),
+        avg(|a| a.id),
+        avg(|a| a.wa),
+        avg(|a| a.st),
+        avg(|a| a.cs),
+        avg(|a| a.intr),
+        avg(|a| a.bi),
+        avg(|a| a.bo),
+        avg(|a| a.si),
+        avg(|a| a.so),
+        avg(|a| a.r),
+        avg(|a| a.b),
     ];
-    let after: [&dyn ToSql; 17] = [
-        &a.and_then(|a| a.server_cpu_pct).filter(|x| x.is_finite()),
-        &a.and_then(|a| a.server_read_kbps).filter(|x| x.is_finite()),
-        &avg(|a| a.client_cpu_pct),
-        &a.and_then(|a| a.server_rss_bytes).map(int),
-        &p.rpq.filter(|x| x.is_finite()),
-        &p.rkbpq.filter(|x| x.is_finite()),
-        &p.wpi.filter(|x| x.is_finite()),
-        &p.wkbpi.filter(|x| x.is_finite()),
-        &p.cspq.filter(|x| x.is_finite()),
-        &p.cpupq.filter(|x| x.is_finite()),
-        &p.scpupq.filter(|x| x.is_finite()),
-        &p.ccpupq.filter(|x| x.is_finite()),
-        &p.srkbpq.filter(|x| x.is_finite()),
-        &m.db_bytes.map(int),
-        &m.datadir_bytes.map(int),
-        &m.sampler_cpu_pct.filter(|x| x.is_finite()),
-        &serde_json::to_string(&m.missing)?,
+    let after = params![
+        a.and_then(|a| a.server_cpu_pct).filter(|x| x.is_finite()),
+        a.and_then(|a| a.server_read_kbps).filter(|x| x.is_finite()),
+        avg(|a| a.client_cpu_pct),
+        a.and_then(|a| a.server_rss_bytes).map(int),
+        p.rpq.filter(|x| x.is_finite()),
+        p.rkbpq.filter(|x| x.is_finite()),
+        p.wpi.filter(|x| x.is_finite()),
+        p.wkbpi.filter(|x| x.is_finite()),
+        p.cspq.filter(|x| x.is_finite()),
+        p.cpupq.filter(|x| x.is_finite()),
+        p.scpupq.filter(|x| x.is_finite()),
+        p.ccpupq.filter(|x| x.is_finite()),
+        p.srkbpq.filter(|x| x.is_finite()),
+        m.db_bytes.map(int),
+        m.datadir_bytes.map(int),
+        m.sampler_cpu_pct.filter(|x| x.is_finite()),
+        serde_json::to_string(&m.missing)?,
     ];
     let disk = disk_values(a.and_then(|a| a.disk.as_ref()));
-    conn.execute(
+    db.execute(
         &insert_sql("step_metrics", &METRICS_COLUMNS, &METRICS_PER_OP_COLUMNS),
-        params_from_iter(bound(&before, &disk, &after)),
+        &bound(&before, &disk, &after),
     )
     .context("host summary")?;
     Ok(())
 }
 
 /// A step's sampler rows and summary; `None` when it has no summary.
-pub(super) fn load(conn: &Connection, step_id: i64) -> Result<Option<StepHost>> {
-    let metrics = conn
-        .prepare_cached("SELECT * FROM step_metrics WHERE step_id = ?1")?
-        .query_row([step_id], |r| Ok(metrics_from_row(r)))
-        .optional()?
-        .transpose()
-        .with_context(|| format!("step {step_id}: step_metrics"))?;
-    let Some(metrics) = metrics else {
+pub(super) fn load(db: &mut Backend, step_id: i64) -> Result<Option<StepHost>> {
+    let rows = db.query(
+        "SELECT * FROM step_metrics WHERE step_id = ?1",
+        &params![step_id],
+    )?;
+    let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let mut stmt =
-        conn.prepare_cached("SELECT * FROM step_host_seconds WHERE step_id = ?1 ORDER BY seq")?;
-    let seconds = stmt
-        .query_and_then([step_id], second_from_row)?
+    let metrics =
+        metrics_from_row(&row).with_context(|| format!("step {step_id}: step_metrics"))?;
+    let seconds = db
+        .query(
+            "SELECT * FROM step_host_seconds WHERE step_id = ?1 ORDER BY seq",
+            &params![step_id],
+        )?
+        .iter()
+        .map(|r| second_from_row(&r))
         .collect::<Result<Vec<_>>>()
         .with_context(|| format!("step {step_id}: step_host_seconds"))?;
     Ok(Some(StepHost { seconds, metrics }))
@@ -304,19 +298,19 @@ fn second_from_row(r: &Row<'_>) -> Result<HostSecond> {
         disk,
         server_cpu_pct: r.get("server_cpu_pct")?,
         server_read_kbps: r.get("server_read_kbps")?,
-        server_rss_bytes: r.get::<_, Option<i64>>("server_rss_bytes")?.map(uint),
+        server_rss_bytes: r.get::<Option<i64>>("server_rss_bytes")?.map(uint),
         server_procs: r.get("server_procs")?,
         client_cpu_pct: r.get("client_cpu_pct")?,
     })
 }
 
 fn metrics_from_row(r: &Row<'_>) -> Result<HostCost> {
-    let f = |c: &str| -> rusqlite::Result<Option<f64>> { r.get(c) };
+    let f = |c: &str| -> Result<Option<f64>> { r.get(c) };
     let avg = match f("us")? {
         None => None,
         Some(us) => Some(HostAverages {
             secs: f("secs")?.unwrap_or(0.0),
-            samples: r.get::<_, Option<u32>>("samples")?.unwrap_or(0),
+            samples: r.get::<Option<u32>>("samples")?.unwrap_or(0),
             us,
             sy: f("sy")?.unwrap_or(0.0),
             id: f("id")?.unwrap_or(0.0),
@@ -334,7 +328,7 @@ fn metrics_from_row(r: &Row<'_>) -> Result<HostCost> {
             server_cpu_pct: f("server_cpu_pct")?,
             server_read_kbps: f("server_read_kbps")?,
             client_cpu_pct: f("client_cpu_pct")?.unwrap_or(0.0),
-            server_rss_bytes: r.get::<_, Option<i64>>("server_rss_bytes")?.map(uint),
+            server_rss_bytes: r.get::<Option<i64>>("server_rss_bytes")?.map(uint),
         }),
     };
     let basis: Option<String> = r.get("rate_basis")?;
@@ -350,7 +344,7 @@ fn metrics_from_row(r: &Row<'_>) -> Result<HostCost> {
             .map(String::from)
             .collect(),
         rates: basis
-            .map(|basis| -> rusqlite::Result<OpRates> {
+            .map(|basis| -> Result<OpRates> {
                 Ok(OpRates {
                     basis,
                     rate: f("rate")?.unwrap_or(0.0),
@@ -370,8 +364,8 @@ fn metrics_from_row(r: &Row<'_>) -> Result<HostCost> {
             ccpupq: f("ccpupq")?,
             srkbpq: f("srkbpq")?,
         },
-        db_bytes: r.get::<_, Option<i64>>("db_bytes")?.map(uint),
-        datadir_bytes: r.get::<_, Option<i64>>("datadir_bytes")?.map(uint),
+        db_bytes: r.get::<Option<i64>>("db_bytes")?.map(uint),
+        datadir_bytes: r.get::<Option<i64>>("datadir_bytes")?.map(uint),
         sampler_cpu_pct: f("sampler_cpu_pct")?,
         missing,
     })

@@ -132,14 +132,20 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
     let run = {
         let mut store = Store::open(dir.path()).unwrap();
         let run = crate::store::tests::write_sample_run(&mut store);
-        // Turn it into what a build before the samplers left behind
-        // (every migration but the last).
+        // Turn it into what a build before the samplers left behind (the
+        // migrations before V2_SAMPLERS).
+        let before = crate::store::schema::MIGRATIONS
+            .iter()
+            .position(|m| m.name == "V2_SAMPLERS")
+            .unwrap();
         store
-            .conn
-            .execute_batch(
+            .db()
+            .batch(&format!(
                 "DROP TABLE step_host_seconds; DROP TABLE step_metrics;
-                 UPDATE meta SET value = '3' WHERE key = 'schema_version';",
-            )
+                 DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid;
+                 ALTER TABLE runs DROP COLUMN origin;
+                 UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"
+            ))
             .unwrap();
         run
     };

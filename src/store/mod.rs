@@ -1,5 +1,7 @@
 //! The results database: every run, target and step tidemark measured, in
-//! one SQLite file, `results.db`, in the results directory.
+//! one SQLite file, `results.db`, in the results directory, or in a
+//! PostgreSQL database a team shares (`--store postgres://…`); the two hold
+//! the same schema and are read and written through [`backend`].
 //!
 //! The store exists so that measuring and reporting are separate: `tidemark
 //! run` writes each step as it finishes, and the report, the export and the
@@ -9,28 +11,36 @@
 //! kept, copied and compared for years.
 //!
 //! Writing is in [`write`](mod@write), reading in [`read`], the samplers'
-//! tables in `host`, the JSON and CSV exports in [`export`].
+//! tables in `host`, the JSON and CSV exports in [`export`], copying runs
+//! between stores in [`transfer`].
 
+pub mod backend;
 pub mod cells;
 pub mod export;
 mod host_rows;
 pub mod hw_columns;
+mod migrate;
 pub mod read;
 pub mod role_rows;
 pub mod schema;
+pub mod transfer;
 pub mod write;
 
 #[cfg(test)]
 mod tests;
 
+use std::cell::{RefCell, RefMut};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use rusqlite::{Connection, OpenFlags};
 
+use crate::db::postgres::{PgConn, PgConnectOptions};
 use crate::record::HostFacts;
+use backend::Backend;
 
+pub use backend::Engine;
 pub use export::{export_csv, export_json};
 pub use read::{RunRecord, RunSummary, StepRecord, TargetRecord, format_runs_table};
 pub use role_rows::RoleRecord;
@@ -52,6 +62,10 @@ pub const TARGET_STATUSES: [&str; 5] = ["running", "finished", "interrupted", "f
 /// How long a writer waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long connecting to a PostgreSQL store may take before it counts as
+/// unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What the store records about a run when it begins.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunInfo {
@@ -70,10 +84,17 @@ pub struct RunInfo {
     pub host: HostFacts,
 }
 
-/// An open results database.
+/// An open results store: `results.db` in a results directory, or a
+/// shared PostgreSQL database (`--store postgres://…`).
 pub struct Store {
-    conn: Connection,
+    /// Interior mutability: reading a PostgreSQL store needs the connection
+    /// mutably, and the report reads through `&Store`. A store is used by
+    /// one thread.
+    db: RefCell<Backend>,
     dir: PathBuf,
+    /// Where the store is, for messages: the results directory, or the URL
+    /// without its password.
+    place: String,
 }
 
 impl Store {
@@ -103,10 +124,43 @@ impl Store {
         )
     }
 
+    /// Opens the store `url` names (`postgres://user@host/db`), or the
+    /// SQLite one in `results_dir` when `url` is `None`; `results_dir`
+    /// still holds servers' data directories and reports. A PostgreSQL
+    /// store's schema is created or migrated; `existing` only says whether
+    /// a missing SQLite store is an error.
+    pub fn open_in(results_dir: &Path, url: Option<&str>, existing: bool) -> Result<Store> {
+        match url {
+            None if existing => Store::open_existing(results_dir),
+            None => Store::open(results_dir),
+            Some(url) => Store::open_postgres(url, results_dir),
+        }
+    }
+
+    /// Opens (creating the schema in) the PostgreSQL store at `url`.
+    pub fn open_postgres(url: &str, results_dir: &Path) -> Result<Store> {
+        let mut opts = PgConnectOptions::from_url(url).map_err(|e| anyhow!("store URL: {e}"))?;
+        opts.application_name = "tidemark-store".into();
+        let place = redact(&opts);
+        let conn = PgConn::connect_timeout(&opts, CONNECT_TIMEOUT).map_err(|e| {
+            anyhow!(
+                "cannot open the store {place}: {e}: check that the server is up and the URL \
+                 is right, or drop --store (TIDEMARK_STORE) to use the local results.db"
+            )
+        })?;
+        let mut db = Backend::Postgres(Box::new(conn));
+        migrate::migrate(&mut db, &place)?;
+        Ok(Store {
+            db: RefCell::new(db),
+            dir: results_dir.to_path_buf(),
+            place,
+        })
+    }
+
     fn connect(dir: &Path, flags: OpenFlags) -> Result<Store> {
         let path = dir.join(DB_FILE);
         let what = || format!("opening {}", path.display());
-        let mut conn = Connection::open_with_flags(&path, flags).with_context(what)?;
+        let conn = Connection::open_with_flags(&path, flags).with_context(what)?;
         conn.busy_timeout(BUSY_TIMEOUT).with_context(what)?;
         // WAL: readers (a report) never block the writer (a run), and a
         // commit is one append. NORMAL: a commit survives a crash of
@@ -121,29 +175,71 @@ impl Store {
             .with_context(what)?;
         conn.pragma_update(None, "foreign_keys", true)
             .with_context(what)?;
-        schema::migrate(&mut conn, dir)?;
+        let mut db = Backend::Sqlite(conn);
+        migrate::migrate(&mut db, &format!("results.db in {}", dir.display()))?;
         Ok(Store {
-            conn,
+            db: RefCell::new(db),
             dir: dir.to_path_buf(),
+            place: dir.display().to_string(),
         })
     }
 
-    /// The results directory this store lives in.
+    /// The results directory this store's reports and data dirs go to.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Where the store is, as shown to users: the results directory or the
+    /// PostgreSQL URL without its password.
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// Which database engine holds the store.
+    pub fn engine(&self) -> Engine {
+        self.db.borrow().engine()
     }
 
     /// The schema version of the open database (always [`SCHEMA_VERSION`]
     /// once open).
     pub fn schema_version(&self) -> Result<u32> {
-        schema::current_version(&self.conn, &self.dir)
+        migrate::current_version(&mut self.db(), &self.place)
+    }
+
+    /// The connection, for one statement or transaction at a time.
+    fn db(&self) -> RefMut<'_, Backend> {
+        self.db.borrow_mut()
     }
 
     /// The one-line error for a run id that is not stored.
     fn unknown_run(&self, id: i64) -> anyhow::Error {
         anyhow!(
             "no run {id} in {}: `tidemark runs` lists the stored runs",
-            self.dir.display()
+            self.place
         )
     }
+}
+
+/// A PostgreSQL store's URL as shown and recorded: without its password.
+pub fn redact(opts: &PgConnectOptions) -> String {
+    let mut shown = opts.clone();
+    shown.application_name = "tidemark".into();
+    shown.display_url()
+}
+
+/// A new run identity: a random (version 4) UUID, so runs from any
+/// machine can meet in one store without colliding.
+pub fn new_uuid() -> String {
+    let mut b: [u8; 16] = rand::random();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }

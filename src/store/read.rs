@@ -8,11 +8,10 @@ use std::collections::HashMap;
 
 use anyhow::{Context, Result, anyhow};
 use hdrhistogram::Histogram;
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
-use rusqlite::{OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 
 use super::Store;
+use super::backend::{Backend, Row, params};
 use super::role_rows::RoleRecord;
 use super::write::decode_histogram;
 use crate::record::{
@@ -38,7 +37,13 @@ pub struct RunSummary {
 /// A stored run with everything it measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunRecord {
+    /// The short number users type; local to the store it was read from.
     pub id: i64,
+    /// The run's identity in every store (a UUID).
+    pub uuid: String,
+    /// The store a copied run came from (URL without password or
+    /// `results.db in DIR`); `None` for a run written here.
+    pub origin: Option<String>,
     pub started_at: String,
     /// `None` while running, or if the run was cut short by a crash.
     pub finished_at: Option<String>,
@@ -141,86 +146,80 @@ impl Store {
     /// All stored runs, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut labels: HashMap<i64, Vec<String>> = HashMap::new();
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT run_id, label FROM targets WHERE repetition = 0 ORDER BY run_id, position, id",
+            &[],
         )?;
-        for row in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
-            let (run_id, label) = row?;
-            labels.entry(run_id).or_default().push(label);
+        for row in rows.iter() {
+            labels.entry(row.at(0)?).or_default().push(row.at(1)?);
         }
-
-        let mut stmt = self.conn.prepare(
+        let rows = self.db().query(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.suite, r.profile,
                     (SELECT count(*) FROM steps s JOIN targets t ON s.target_id = t.id
                       WHERE t.run_id = r.id) AS steps
                FROM runs r ORDER BY r.id",
+            &[],
         )?;
-        let runs = stmt.query_map([], |r| {
-            Ok(RunSummary {
-                id: r.get("id")?,
-                started_at: r.get("started_at")?,
-                finished_at: r.get("finished_at")?,
-                status: r.get("status")?,
-                suite: r.get("suite")?,
-                profile: r.get("profile")?,
-                targets: Vec::new(),
-                steps: get_u64(r, "steps")?,
+        rows.iter()
+            .map(|r| {
+                let id = r.get("id")?;
+                Ok(RunSummary {
+                    id,
+                    started_at: r.get("started_at")?,
+                    finished_at: r.get("finished_at")?,
+                    status: r.get("status")?,
+                    suite: r.get("suite")?,
+                    profile: r.get("profile")?,
+                    targets: labels.remove(&id).unwrap_or_default(),
+                    steps: r.get("steps")?,
+                })
             })
-        })?;
-        let mut out = Vec::new();
-        for run in runs {
-            let mut run = run?;
-            run.targets = labels.remove(&run.id).unwrap_or_default();
-            out.push(run);
-        }
-        Ok(out)
+            .collect()
     }
 
     /// The ids of all stored runs, oldest first.
     pub fn run_ids(&self) -> Result<Vec<i64>> {
-        let mut stmt = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
-        let ids = stmt.query_map([], |r| r.get(0))?;
-        Ok(ids.collect::<rusqlite::Result<_>>()?)
+        let rows = self.db().query("SELECT id FROM runs ORDER BY id", &[])?;
+        rows.iter().map(|r| r.at(0)).collect()
+    }
+
+    /// The id of the run whose UUID is `uuid`, if stored.
+    pub fn run_id_of(&self, uuid: &str) -> Result<Option<i64>> {
+        self.db()
+            .query_value("SELECT id FROM runs WHERE uuid = ?1", &params![uuid])
     }
 
     /// Run `id` with its targets and steps; a one-line error if it is not
     /// stored.
     pub fn load_run(&self, id: i64) -> Result<RunRecord> {
-        let run = self
-            .conn
-            .query_row("SELECT * FROM runs WHERE id = ?1", [id], |r| {
-                Ok((
-                    RunRecord {
-                        id: r.get("id")?,
-                        started_at: r.get("started_at")?,
-                        finished_at: r.get("finished_at")?,
-                        status: r.get("status")?,
-                        command_line: r.get("command_line")?,
-                        tidemark_version: r.get("tidemark_version")?,
-                        profile: r.get("profile")?,
-                        suite: r.get("suite")?,
-                        params: serde_json::Value::Null,
-                        host: HostFacts::default(),
-                        targets: Vec::new(),
-                    },
-                    r.get::<_, String>("params_json")?,
-                    r.get::<_, String>("host_json")?,
-                ))
-            })
-            .optional()?;
-        let Some((mut run, params, host)) = run else {
+        let rows = self
+            .db()
+            .query("SELECT * FROM runs WHERE id = ?1", &params![id])?;
+        let Some(r) = rows.first() else {
             return Err(self.unknown_run(id));
         };
         let whose = format!("run {id}");
-        run.params = json(&params, "params_json", &whose)?;
-        run.host = json(&host, "host_json", &whose)?;
-
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM targets WHERE run_id = ?1 ORDER BY repetition, position, id")?;
-        let targets = stmt.query_and_then([id], target_from_row)?;
-        for target in targets {
-            let mut target: TargetRecord = target?;
+        let mut run = RunRecord {
+            id: r.get("id")?,
+            uuid: r.get("uuid")?,
+            origin: r.get("origin")?,
+            started_at: r.get("started_at")?,
+            finished_at: r.get("finished_at")?,
+            status: r.get("status")?,
+            command_line: r.get("command_line")?,
+            tidemark_version: r.get("tidemark_version")?,
+            profile: r.get("profile")?,
+            suite: r.get("suite")?,
+            params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
+            host: json(&r.get::<String>("host_json")?, "host_json", &whose)?,
+            targets: Vec::new(),
+        };
+        let rows = self.db().query(
+            "SELECT * FROM targets WHERE run_id = ?1 ORDER BY repetition, position, id",
+            &params![id],
+        )?;
+        for row in rows.iter() {
+            let mut target = target_from_row(&row)?;
             target.steps = self.load_steps(target.id)?;
             run.targets.push(target);
         }
@@ -228,59 +227,66 @@ impl Store {
     }
 
     pub(super) fn load_steps(&self, target_id: i64) -> Result<Vec<StepRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT * FROM steps WHERE target_id = ?1 ORDER BY seq, id")?;
-        let steps = stmt.query_and_then([target_id], step_from_row)?;
+        let mut db = self.db();
+        let rows = db.query(
+            "SELECT * FROM steps WHERE target_id = ?1 ORDER BY seq, id",
+            &params![target_id],
+        )?;
         let mut out = Vec::new();
-        for step in steps {
-            let mut step: StepRecord = step?;
-            self.load_step_details(&mut step)?;
+        for row in rows.iter() {
+            let mut step = step_from_row(&row)?;
+            load_step_details(&mut db, &mut step)?;
             out.push(step);
         }
         Ok(out)
     }
+}
 
-    /// Fills in a step's per-second samples, clients and plans.
-    fn load_step_details(&self, step: &mut StepRecord) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec")?;
-        step.per_second = stmt
-            .query_map([step.id], |r| {
-                Ok(SecondSample {
-                    sec: r.get("sec")?,
-                    counts: get_counts(r)?,
-                    max_latency_us: get_u64(r, "max_latency_us")?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client")?;
-        step.clients = stmt
-            .query_map([step.id], |r| {
-                Ok(ClientResult {
-                    client: r.get("client")?,
-                    events: get_u64(r, "events")?,
-                    statements: get_u64(r, "statements")?,
-                    errors: get_u64(r, "errors")?,
-                    finish_secs: r.get("finish_secs")?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-
-        let mut stmt = self.conn.prepare_cached(
+/// Fills in a step's per-second samples, clients, plans, roles and host
+/// metrics.
+fn load_step_details(db: &mut Backend, step: &mut StepRecord) -> Result<()> {
+    let id = params![step.id];
+    step.per_second = db
+        .query(
+            "SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec",
+            &id,
+        )?
+        .iter()
+        .map(|r| {
+            Ok(SecondSample {
+                sec: r.get("sec")?,
+                counts: get_counts(&r)?,
+                max_latency_us: r.get("max_latency_us")?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    step.clients = db
+        .query(
+            "SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client",
+            &id,
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ClientResult {
+                client: r.get("client")?,
+                events: r.get("events")?,
+                statements: r.get("statements")?,
+                errors: r.get("errors")?,
+                finish_secs: r.get("finish_secs")?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    step.plans = db
+        .query(
             "SELECT statement, plan_text FROM step_plans WHERE step_id = ?1 ORDER BY rowid",
-        )?;
-        step.plans = stmt
-            .query_map([step.id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        step.roles = super::role_rows::load_roles(&self.conn, step.id)?;
-        step.host = super::host_rows::load(&self.conn, step.id)?;
-        Ok(())
-    }
+            &id,
+        )?
+        .iter()
+        .map(|r| Ok((r.at(0)?, r.at(1)?)))
+        .collect::<Result<_>>()?;
+    step.roles = super::role_rows::load_roles(db, step.id)?;
+    step.host = super::host_rows::load(db, step.id)?;
+    Ok(())
 }
 
 fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
@@ -298,13 +304,9 @@ fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
             version_number: r.get("version_number")?,
             config_name: r.get("config_name")?,
             config_text: r.get("config_text")?,
-            settings: json(
-                &r.get::<_, String>("settings_json")?,
-                "settings_json",
-                &whose,
-            )?,
+            settings: json(&r.get::<String>("settings_json")?, "settings_json", &whose)?,
             managed: r.get("managed")?,
-            extra: json(&r.get::<_, String>("extra_json")?, "extra_json", &whose)?,
+            extra: json(&r.get::<String>("extra_json")?, "extra_json", &whose)?,
         },
         status: r.get("status")?,
         failure: r.get("failure")?,
@@ -331,7 +333,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
                 .transpose()?,
             reported: r.get("reported")?,
             note: r.get("note")?,
-            params: json(&r.get::<_, String>("params_json")?, "params_json", &whose)?,
+            params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
         },
         status: StepStatus::parse(&status)
             .ok_or_else(|| unknown_value(&whose, "status", &status))?,
@@ -345,7 +347,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         latency: get_latency(r)?,
         client_cpu_secs: r.get("client_cpu_secs")?,
         error_samples: json(
-            &r.get::<_, String>("error_samples_json")?,
+            &r.get::<String>("error_samples_json")?,
             "error_samples_json",
             &whose,
         )?,
@@ -356,7 +358,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         histogram_v2: r.get("histogram")?,
         roles: Vec::new(),
         metrics: r
-            .get::<_, Option<String>>("metrics_json")?
+            .get::<Option<String>>("metrics_json")?
             .map(|m| json(&m, "metrics_json", &whose))
             .transpose()?,
     })
@@ -364,43 +366,27 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
 
 /// The event latency columns `lat_avg_us` … `lat_max_us` that `steps` and
 /// `step_roles` share.
-pub(super) fn get_latency(r: &Row<'_>) -> rusqlite::Result<LatencySummary> {
+pub(super) fn get_latency(r: &Row<'_>) -> Result<LatencySummary> {
     Ok(LatencySummary {
         avg: r.get("lat_avg_us")?,
-        p50: get_u64(r, "lat_p50_us")?,
-        p95: get_u64(r, "lat_p95_us")?,
-        p99: get_u64(r, "lat_p99_us")?,
-        p999: get_u64(r, "lat_p999_us")?,
-        max: get_u64(r, "lat_max_us")?,
+        p50: r.get("lat_p50_us")?,
+        p95: r.get("lat_p95_us")?,
+        p99: r.get("lat_p99_us")?,
+        p999: r.get("lat_p999_us")?,
+        max: r.get("lat_max_us")?,
     })
 }
 
 /// The five count columns (`events`, `statements`, `rows`, `errors`,
 /// `retries`) every table of counts has.
-pub(super) fn get_counts(r: &Row<'_>) -> rusqlite::Result<Counts> {
+pub(super) fn get_counts(r: &Row<'_>) -> Result<Counts> {
     Ok(Counts {
-        events: get_u64(r, "events")?,
-        statements: get_u64(r, "statements")?,
-        rows: get_u64(r, "rows")?,
-        errors: get_u64(r, "errors")?,
-        retries: get_u64(r, "retries")?,
+        events: r.get("events")?,
+        statements: r.get("statements")?,
+        rows: r.get("rows")?,
+        errors: r.get("errors")?,
+        retries: r.get("retries")?,
     })
-}
-
-/// A column holding a count: stored as an SQLite (signed) integer.
-pub(super) fn get_u64(r: &Row<'_>, column: &str) -> rusqlite::Result<u64> {
-    Ok(r.get::<_, U64>(column)?.0)
-}
-
-struct U64(u64);
-
-impl FromSql for U64 {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let v = i64::column_result(value)?;
-        u64::try_from(v)
-            .map(U64)
-            .map_err(|_| FromSqlError::OutOfRange(v))
-    }
 }
 
 fn json<T: DeserializeOwned>(text: &str, column: &str, whose: &str) -> Result<T> {

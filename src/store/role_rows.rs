@@ -3,10 +3,10 @@
 
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
-use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 
-use super::read::{get_counts, get_latency, get_u64};
+use super::backend::{Backend, Value, params};
+use super::read::{get_counts, get_latency};
 use super::write::{decode_histogram, encode_histogram, int, real};
 use crate::record::{Counts, LatencySummary, RoleClient, RoleResult, RoleSecond};
 
@@ -48,121 +48,183 @@ impl RoleRecord {
     }
 }
 
-/// Writes a step's roles inside the step's transaction.
-pub(super) fn write_roles(tx: &Transaction<'_>, step_id: i64, roles: &[RoleResult]) -> Result<()> {
-    if roles.is_empty() {
-        return Ok(());
+/// A `step_roles` row with its clients and seconds, as stored.
+pub(super) struct RoleRow<'a> {
+    pub role: &'a str,
+    pub threads: u32,
+    pub counts: Counts,
+    pub target_rate: Option<f64>,
+    pub latency: LatencySummary,
+    /// p50, p99, p99.9 and max are stored.
+    pub intended: Option<LatencySummary>,
+    pub cpu_secs: f64,
+    pub histogram: Vec<u8>,
+    pub intended_histogram: Option<Vec<u8>>,
+    pub clients: &'a [RoleClient],
+    pub per_second: &'a [RoleSecond],
+}
+
+impl<'a> RoleRow<'a> {
+    /// The row of a role a step measured.
+    pub(super) fn of_result(r: &'a RoleResult) -> Result<RoleRow<'a>> {
+        Ok(RoleRow {
+            role: &r.role,
+            threads: r.threads,
+            counts: r.counts,
+            target_rate: r.target_rate,
+            latency: r.latency(),
+            intended: r.intended_latency(),
+            cpu_secs: r.cpu_secs,
+            histogram: encode_histogram(&r.histogram)?,
+            intended_histogram: r.intended.as_ref().map(encode_histogram).transpose()?,
+            clients: &r.clients,
+            per_second: &r.per_second,
+        })
     }
-    let mut role_insert = tx.prepare(
+
+    /// The row of a stored role (for copying it to another store).
+    pub(super) fn of_record(r: &'a RoleRecord) -> RoleRow<'a> {
+        RoleRow {
+            role: &r.role,
+            threads: r.threads,
+            counts: r.counts,
+            target_rate: r.target_rate,
+            latency: r.latency_us,
+            intended: r.intended_latency_us,
+            cpu_secs: r.cpu_secs,
+            histogram: r.histogram_v2.clone(),
+            intended_histogram: r.intended_v2.clone(),
+            clients: &r.clients,
+            per_second: &r.per_second,
+        }
+    }
+}
+
+/// Writes one role of a step inside the step's transaction.
+pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Result<()> {
+    let (l, co) = (&r.latency, r.intended);
+    tx.execute(
         "INSERT INTO step_roles (step_id, role, threads, events, statements, rows, errors,
-             retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us,
-             lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs, histogram,
-             intended_histogram)
+             retries, target_rate, lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
+             lat_p999_us, lat_max_us, co_p50_us, co_p99_us, co_p999_us, co_max_us, cpu_secs,
+             histogram, intended_histogram)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                  ?18, ?19, ?20, ?21, ?22)",
-    )?;
-    let mut client_insert = tx.prepare(
-        "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
-             errors, retries, finish_secs, max_behind_us, late_events)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    let mut second_insert = tx.prepare(
-        "INSERT INTO step_role_seconds (step_id, role, client, sec, events, rows, errors,
-             retries, max_latency_us, max_intended_us, max_behind_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for r in roles {
-        let l = r.latency();
-        let co = r.intended_latency();
-        let intended = r.intended.as_ref().map(encode_histogram).transpose()?;
-        role_insert
-            .execute(params![
+        &params![
+            step_id,
+            r.role,
+            r.threads,
+            int(r.counts.events),
+            int(r.counts.statements),
+            int(r.counts.rows),
+            int(r.counts.errors),
+            int(r.counts.retries),
+            r.target_rate.map(real),
+            real(l.avg),
+            int(l.p50),
+            int(l.p95),
+            int(l.p99),
+            int(l.p999),
+            int(l.max),
+            co.map(|c| int(c.p50)),
+            co.map(|c| int(c.p99)),
+            co.map(|c| int(c.p999)),
+            co.map(|c| int(c.max)),
+            real(r.cpu_secs),
+            r.histogram.clone(),
+            r.intended_histogram.clone(),
+        ],
+    )
+    .with_context(|| format!("role {}", r.role))?;
+    for c in r.clients {
+        tx.execute(
+            "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
+                 errors, retries, finish_secs, max_behind_us, late_events)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            &params![
                 step_id,
                 r.role,
-                r.threads,
-                int(r.counts.events),
-                int(r.counts.statements),
-                int(r.counts.rows),
-                int(r.counts.errors),
-                int(r.counts.retries),
-                r.target_rate.map(real),
-                real(l.avg),
-                int(l.p50),
-                int(l.p95),
-                int(l.p99),
-                int(l.p999),
-                int(l.max),
-                co.map(|c| int(c.p50)),
-                co.map(|c| int(c.p99)),
-                co.map(|c| int(c.p999)),
-                co.map(|c| int(c.max)),
-                real(r.cpu_secs),
-                encode_histogram(&r.histogram)?,
-                intended,
-            ])
-            .with_context(|| format!("role {}", r.role))?;
-        for c in &r.clients {
-            client_insert
-                .execute(params![
-                    step_id,
-                    r.role,
-                    c.client,
-                    int(c.counts.events),
-                    int(c.counts.statements),
-                    int(c.counts.rows),
-                    int(c.counts.errors),
-                    int(c.counts.retries),
-                    real(c.finish_secs),
-                    int(c.max_behind_us),
-                    int(c.late_events),
-                ])
-                .with_context(|| format!("role {} client {}", r.role, c.client))?;
-        }
-        for s in &r.per_second {
-            second_insert
-                .execute(params![
-                    step_id,
-                    r.role,
-                    s.client,
-                    s.sec,
-                    int(s.events),
-                    int(s.rows),
-                    int(s.errors),
-                    int(s.retries),
-                    int(s.max_latency_us),
-                    int(s.max_intended_us),
-                    int(s.max_behind_us),
-                ])
-                .with_context(|| format!("role {} second {}", r.role, s.sec))?;
-        }
+                c.client,
+                int(c.counts.events),
+                int(c.counts.statements),
+                int(c.counts.rows),
+                int(c.counts.errors),
+                int(c.counts.retries),
+                real(c.finish_secs),
+                int(c.max_behind_us),
+                int(c.late_events),
+            ],
+        )
+        .with_context(|| format!("role {} client {}", r.role, c.client))?;
     }
+    let seconds: Vec<Vec<Value>> = r
+        .per_second
+        .iter()
+        .map(|s| {
+            params![
+                step_id,
+                r.role,
+                s.client,
+                s.sec,
+                int(s.events),
+                int(s.rows),
+                int(s.errors),
+                int(s.retries),
+                int(s.max_latency_us),
+                int(s.max_intended_us),
+                int(s.max_behind_us),
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_role_seconds",
+        &[
+            "step_id",
+            "role",
+            "client",
+            "sec",
+            "events",
+            "rows",
+            "errors",
+            "retries",
+            "max_latency_us",
+            "max_intended_us",
+            "max_behind_us",
+        ],
+        &seconds,
+    )
+    .with_context(|| format!("role {} seconds", r.role))?;
     Ok(())
 }
 
 /// Reads a step's roles back, in role name order.
-pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleRecord>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT * FROM step_roles WHERE step_id = ?1 ORDER BY role")?;
-    let mut roles = stmt
-        .query_map([step_id], |r| {
+pub(super) fn load_roles(db: &mut Backend, step_id: i64) -> Result<Vec<RoleRecord>> {
+    let rows = db.query(
+        "SELECT * FROM step_roles WHERE step_id = ?1 ORDER BY role",
+        &params![step_id],
+    )?;
+    let mut roles = rows
+        .iter()
+        .map(|r| {
             let co_p50: Option<i64> = r.get("co_p50_us")?;
             let intended_latency_us = match co_p50 {
                 Some(p50) => Some(LatencySummary {
                     avg: 0.0,
                     p50: p50.max(0) as u64,
                     p95: 0,
-                    p99: get_u64(r, "co_p99_us")?,
-                    p999: get_u64(r, "co_p999_us")?,
-                    max: get_u64(r, "co_max_us")?,
+                    p99: r.get("co_p99_us")?,
+                    p999: r.get("co_p999_us")?,
+                    max: r.get("co_max_us")?,
                 }),
                 None => None,
             };
             Ok(RoleRecord {
                 role: r.get("role")?,
                 threads: r.get("threads")?,
-                counts: get_counts(r)?,
+                counts: get_counts(&r)?,
                 target_rate: r.get("target_rate")?,
-                latency_us: get_latency(r)?,
+                latency_us: get_latency(&r)?,
                 intended_latency_us,
                 cpu_secs: r.get("cpu_secs")?,
                 clients: Vec::new(),
@@ -170,41 +232,47 @@ pub(super) fn load_roles(conn: &Connection, step_id: i64) -> Result<Vec<RoleReco
                 histogram_v2: r.get("histogram")?,
                 intended_v2: r.get("intended_histogram")?,
             })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut clients = conn.prepare_cached(
-        "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
-    )?;
-    let mut seconds = conn.prepare_cached(
-        "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2 ORDER BY sec, client",
-    )?;
+        })
+        .collect::<Result<Vec<_>>>()?;
     for role in &mut roles {
-        role.clients = clients
-            .query_map(params![step_id, role.role], |r| {
+        let key = params![step_id, &role.role];
+        role.clients = db
+            .query(
+                "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
+                &key,
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RoleClient {
                     client: r.get("client")?,
-                    counts: get_counts(r)?,
+                    counts: get_counts(&r)?,
                     finish_secs: r.get("finish_secs")?,
-                    max_behind_us: get_u64(r, "max_behind_us")?,
-                    late_events: get_u64(r, "late_events")?,
+                    max_behind_us: r.get("max_behind_us")?,
+                    late_events: r.get("late_events")?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        role.per_second = seconds
-            .query_map(params![step_id, role.role], |r| {
+            })
+            .collect::<Result<_>>()?;
+        role.per_second = db
+            .query(
+                "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2
+                  ORDER BY sec, client",
+                &key,
+            )?
+            .iter()
+            .map(|r| {
                 Ok(RoleSecond {
                     client: r.get("client")?,
                     sec: r.get("sec")?,
-                    events: get_u64(r, "events")?,
-                    rows: get_u64(r, "rows")?,
-                    errors: get_u64(r, "errors")?,
-                    retries: get_u64(r, "retries")?,
-                    max_latency_us: get_u64(r, "max_latency_us")?,
-                    max_intended_us: get_u64(r, "max_intended_us")?,
-                    max_behind_us: get_u64(r, "max_behind_us")?,
+                    events: r.get("events")?,
+                    rows: r.get("rows")?,
+                    errors: r.get("errors")?,
+                    retries: r.get("retries")?,
+                    max_latency_us: r.get("max_latency_us")?,
+                    max_intended_us: r.get("max_intended_us")?,
+                    max_behind_us: r.get("max_behind_us")?,
                 })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+            })
+            .collect::<Result<_>>()?;
     }
     Ok(roles)
 }

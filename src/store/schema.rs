@@ -11,14 +11,21 @@
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
 //! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
 //!
+//! One list serves both engines. A script is written in SQLite's DDL and
+//! kept portable: for PostgreSQL, [`postgres_ddl`] maps the types
+//! (`INTEGER` → `BIGINT`, `REAL` → `DOUBLE PRECISION`, `BLOB` → `BYTEA`,
+//! an `id INTEGER PRIMARY KEY` → an identity column) and drops `WITHOUT
+//! ROWID`. Only a script PostgreSQL cannot take that way (SQLite's table
+//! rebuild) carries its own PostgreSQL text ([`Postgres::Own`]).
+//!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
 //! rebuilding a table (SQLite cannot alter a constraint in place).
 
-use std::path::Path;
+use anyhow::Result;
 
-use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use super::backend::{Backend, params};
+pub use super::migrate::{Migration, Postgres, postgres_ddl};
 
 /// Schema version 1: runs, targets, steps and what each step measured.
 const V1: &str = r#"
@@ -356,107 +363,67 @@ CREATE TABLE step_metrics (
 );
 "#;
 
-/// The migration scripts, oldest first; script `i` takes a database from
-/// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
+/// Run identities that never collide across machines: each run gets a
+/// random UUID when it begins (older runs one when migrated), and `origin`
+/// says which store a copied run came from (`tidemark push`/`pull`; the
+/// URL without its password), NULL for a run written here. The integer
+/// `id` stays the short local number users type.
+const RUN_UUIDS: &str = r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+ALTER TABLE runs ADD COLUMN origin TEXT;
+CREATE UNIQUE INDEX runs_uuid ON runs (uuid);
+"#;
+
+/// The migrations, oldest first; migration `i` takes a database from
+/// schema `i` to schema `i + 1`. A new one is appended as
+/// `Migration::portable("NAME", NAME)`.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "V1",
+        sql: V1,
+        // step_plans keeps capture order by SQLite's rowid; PostgreSQL gets
+        // a column of that name.
+        postgres: Postgres::TranslatedThen(
+            "ALTER TABLE step_plans ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY;",
+        ),
+        then: None,
+    },
+    Migration {
+        name: "TARGET_REPETITIONS_AND_PLANS",
+        sql: TARGET_REPETITIONS_AND_PLANS,
+        postgres: Postgres::Own(
+            "ALTER TABLE targets ADD COLUMN repetition BIGINT NOT NULL DEFAULT 0;
+             ALTER TABLE targets DROP CONSTRAINT targets_run_id_position_key;
+             ALTER TABLE targets ADD UNIQUE (run_id, position, repetition);
+             ALTER TABLE runs ADD COLUMN plan_json TEXT;",
+        ),
+        then: None,
+    },
+    Migration::portable("IBENCH_ROLES", IBENCH_ROLES),
+    Migration::portable("V2_SAMPLERS", V2_SAMPLERS),
+    Migration {
+        name: "RUN_UUIDS",
+        sql: RUN_UUIDS,
+        postgres: Postgres::Translated,
+        then: Some(give_runs_uuids),
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// Brings the database up to [`SCHEMA_VERSION`], or refuses if it is newer.
-///
-/// A database that is already current is only read, so read-only verbs do
-/// not take the write lock.
-pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
-    let found = current_version(conn, dir)?;
-    check_not_newer(found, dir)?;
-    if found == SCHEMA_VERSION {
-        return Ok(found);
-    }
-    // Scripts may rebuild a table (SQLite's way to change a constraint);
-    // with foreign keys on, dropping the old table would delete the rows
-    // that reference it. The pragma is a no-op inside a transaction, so it
-    // goes first, and the references are checked before it is back on.
-    conn.pragma_update(None, "foreign_keys", false)?;
-    let result = run_scripts(conn, dir);
-    conn.pragma_update(None, "foreign_keys", true)?;
-    result
-}
-
-fn run_scripts(conn: &mut Connection, dir: &Path) -> Result<u32> {
-    // IMMEDIATE: two tidemarks opening a new directory at once must not
-    // both run the scripts.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let found = current_version(&tx, dir)?;
-    check_not_newer(found, dir)?;
-    for (i, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let to = i + 1;
-        tx.execute_batch(script)
-            .with_context(|| format!("migrating results.db in {} to schema {to}", dir.display()))?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [to.to_string()],
+/// Gives every run without one a UUID (the runs stored before
+/// `RUN_UUIDS`).
+fn give_runs_uuids(db: &mut Backend) -> Result<()> {
+    let rows = db.query("SELECT id FROM runs WHERE uuid IS NULL", &[])?;
+    for row in rows.iter() {
+        let id: i64 = row.at(0)?;
+        db.execute(
+            "UPDATE runs SET uuid = ?1 WHERE id = ?2",
+            &params![super::new_uuid(), id],
         )?;
     }
-    let broken: i64 = tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-        r.get(0)
-    })?;
-    if broken > 0 {
-        bail!(
-            "migrating results.db in {} left {broken} rows with dangling references; \
-             nothing was changed",
-            dir.display()
-        );
-    }
-    tx.commit()?;
-    Ok(SCHEMA_VERSION)
-}
-
-fn check_not_newer(found: u32, dir: &Path) -> Result<()> {
-    if found > SCHEMA_VERSION {
-        bail!(
-            "results.db in {} was written by a newer tidemark (schema {found}, this build knows {SCHEMA_VERSION}): upgrade tidemark",
-            dir.display()
-        );
-    }
     Ok(())
-}
-
-/// The schema version recorded in the database; 0 for a new, empty one.
-pub(super) fn current_version(conn: &Connection, dir: &Path) -> Result<u32> {
-    let table_count = |filter: &str| -> rusqlite::Result<i64> {
-        conn.query_row(
-            &format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND {filter}"),
-            [],
-            |r| r.get(0),
-        )
-    };
-    if table_count("name = 'meta'")? == 0 {
-        if table_count("name NOT LIKE 'sqlite_%'")? > 0 {
-            bail!(
-                "results.db in {} is not a tidemark results database",
-                dir.display()
-            );
-        }
-        return Ok(0);
-    }
-    let value: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match value {
-        None => bail!("results.db in {} has no schema_version", dir.display()),
-        Some(v) => v.trim().parse().with_context(|| {
-            format!(
-                "results.db in {} has a malformed schema_version {v:?}",
-                dir.display()
-            )
-        }),
-    }
 }
 
 #[cfg(test)]
@@ -468,7 +435,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(crate::store::DB_FILE);
         {
-            let conn = Connection::open(&path).unwrap();
+            let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch(V1).unwrap();
             conn.execute_batch(
                 "INSERT INTO meta VALUES ('schema_version', '1');

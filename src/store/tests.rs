@@ -153,7 +153,7 @@ pub(super) fn write_sample_run(store: &mut Store) -> i64 {
 }
 
 fn count(store: &Store, sql: &str) -> i64 {
-    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    store.db().query_value(sql, &[]).unwrap().unwrap()
 }
 
 #[test]
@@ -294,8 +294,8 @@ fn a_failed_step_write_leaves_nothing_behind() {
     // Make the last row of the step, a plan, violate a constraint: the
     // steps row, its seconds and its clients are already inserted by then.
     store
-        .conn
-        .execute_batch(
+        .db()
+        .batch(
             "CREATE TEMP TRIGGER boom BEFORE INSERT ON step_plans
              WHEN NEW.statement = 'boom'
              BEGIN SELECT RAISE(ABORT, 'forced plan failure'); END;",
@@ -370,10 +370,10 @@ fn a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store
-        .conn
+        .db()
         .execute(
             "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
-            [(SCHEMA_VERSION + 1).to_string()],
+            &[(SCHEMA_VERSION + 1).to_string().into()],
         )
         .unwrap();
     drop(store);
@@ -457,8 +457,8 @@ fn foreign_keys_cascade_and_non_numbers_do_not_lose_a_step() {
     assert_eq!(loaded.targets[0].steps[0].qps, 0.0);
 
     store
-        .conn
-        .execute("DELETE FROM runs WHERE id = ?1", [run])
+        .db()
+        .execute("DELETE FROM runs WHERE id = ?1", &[run.into()])
         .unwrap();
     for table in [
         "targets",
@@ -487,7 +487,8 @@ fn foreign_databases_are_not_touched() {
     assert_eq!(
         format!("{err:#}"),
         format!(
-            "results.db in {} is not a tidemark results database",
+            "results.db in {} is not a tidemark results store (it has tables but no `meta`): \
+             use an empty database or a new results directory",
             dir.path().display()
         )
     );
@@ -502,8 +503,9 @@ fn open_is_idempotent_and_keeps_data() {
     assert_eq!(store.load_run(id).unwrap().targets.len(), 2);
     assert_eq!(store.dir(), nested);
     let mode: String = store
-        .conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .db()
+        .query_value("PRAGMA journal_mode", &[])
+        .unwrap()
         .unwrap();
     assert_eq!(mode, "wal");
 }

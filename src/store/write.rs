@@ -7,36 +7,37 @@
 
 use std::collections::HashSet;
 
+use super::backend::{Backend, Value, params};
+use super::role_rows::RoleRow;
+use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
+use crate::record::{
+    ClientResult, Counts, LatencySummary, SecondSample, StepHost, StepInfo, StepResult, TargetInfo,
+};
+use crate::util::time::now_rfc3339;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use rusqlite::types::ToSql;
-use rusqlite::{Statement, TransactionBehavior, params};
-
-use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
-use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
-use crate::util::time::now_rfc3339;
 
 impl Store {
     /// Records the start of a run (status `running`) and returns its id.
     pub fn begin_run(&mut self, run: &RunInfo) -> Result<i64> {
-        self.conn
-            .execute(
+        self.db()
+            .insert_id(
                 "INSERT INTO runs (started_at, status, command_line, tidemark_version,
-                                   profile, suite, params_json, host_json)
-                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    run.started_at,
-                    run.command_line,
-                    run.tidemark_version,
-                    run.profile,
-                    run.suite,
+                                   profile, suite, params_json, host_json, uuid)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                &params![
+                    &run.started_at,
+                    &run.command_line,
+                    &run.tidemark_version,
+                    &run.profile,
+                    &run.suite,
                     serde_json::to_string(&run.params)?,
                     serde_json::to_string(&run.host)?,
+                    super::new_uuid(),
                 ],
             )
-            .context("recording the start of the run")?;
-        Ok(self.conn.last_insert_rowid())
+            .context("recording the start of the run")
     }
 
     /// Records a target of run `run_id` (status `running`) at `position`
@@ -55,25 +56,23 @@ impl Store {
         repetition: u32,
         target: &TargetInfo,
     ) -> Result<i64> {
-        let mut insert = self.conn.prepare(
-            "INSERT INTO targets (run_id, position, spec, label, dbms, version, version_number,
-                                  config_name, config_text, settings_json, managed,
-                                  extra_json, status, repetition)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13)",
-        )?;
-        insert.raw_bind_parameter(1, run_id)?;
-        insert.raw_bind_parameter(2, position)?;
-        bind_target(&mut insert, 3, target)?;
-        insert.raw_bind_parameter(13, repetition)?;
-        insert
-            .raw_execute()
+        let mut values = params![run_id, position, repetition].to_vec();
+        values.extend(target_values(target)?);
+        self.db()
+            .insert_id(
+                "INSERT INTO targets (run_id, position, repetition, spec, label, dbms, version,
+                                      version_number, config_name, config_text, settings_json,
+                                      managed, extra_json, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running')
+                 RETURNING id",
+                &values,
+            )
             .with_context(|| {
                 format!(
                     "recording target {} (position {position}, repetition {repetition}) of run {run_id}",
                     target.label
                 )
-            })?;
-        Ok(self.conn.last_insert_rowid())
+            })
     }
 
     /// Sets a target's status (one of [`TARGET_STATUSES`]) and failure
@@ -85,12 +84,12 @@ impl Store {
         failure: Option<&str>,
     ) -> Result<()> {
         check_status("target", status, &TARGET_STATUSES)?;
-        let n = self.conn.execute(
+        let n = self.db().execute(
             "UPDATE targets SET status = ?2, failure = ?3 WHERE id = ?1",
-            params![target_id, status, failure],
+            &params![target_id, status, failure],
         )?;
         if n == 0 {
-            bail!("no target {target_id} in {}", self.dir.display());
+            bail!("no target {target_id} in {}", self.place);
         }
         Ok(())
     }
@@ -126,134 +125,45 @@ impl Store {
         plans: &[(String, String)],
         host: Option<&StepHost>,
     ) -> Result<i64> {
-        let histogram = encode_histogram(&result.histogram)?;
-        let latency = result.latency();
+        let row = StepRow {
+            seq,
+            started_at,
+            info,
+            status: result.status.as_str(),
+            failure: result.failure.as_deref(),
+            secs: result.secs,
+            threads: result.threads,
+            counts: result.counts,
+            rates: [result.qps(), result.tps(), result.rows_per_sec()],
+            latency: result.latency(),
+            client_cpu_secs: result.client_cpu_secs,
+            error_samples: &result.error_samples,
+            histogram: Some(encode_histogram(&result.histogram)?),
+            metrics: result.metrics.as_ref(),
+        };
         let what = || format!("recording step {} of target {target_id}", info.name);
-
-        // IMMEDIATE: take the write lock now rather than fail to upgrade a
-        // read lock halfway through.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .with_context(what)?;
-        tx.execute(
-            r#"INSERT INTO steps (
-                   target_id, seq, suite, name, test, "range", grp, reported, note, params_json,
-                   status, failure, started_at, secs, threads,
-                   events, statements, rows, errors, retries, qps, tps, rows_per_sec,
-                   lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
-                   client_cpu_secs, error_samples_json, histogram, metrics_json)
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                       ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
-                       ?31, ?32, ?33)"#,
-            params![
-                target_id,
-                seq,
-                info.suite,
-                info.name,
-                info.test,
-                info.range,
-                info.group.map(|g| g.as_str()),
-                info.reported,
-                info.note,
-                serde_json::to_string(&info.params)?,
-                result.status.as_str(),
-                result.failure,
-                started_at,
-                real(result.secs),
-                result.threads,
-                int(result.counts.events),
-                int(result.counts.statements),
-                int(result.counts.rows),
-                int(result.counts.errors),
-                int(result.counts.retries),
-                real(result.qps()),
-                real(result.tps()),
-                real(result.rows_per_sec()),
-                real(latency.avg),
-                int(latency.p50),
-                int(latency.p95),
-                int(latency.p99),
-                int(latency.p999),
-                int(latency.max),
-                real(result.client_cpu_secs),
-                serde_json::to_string(&result.error_samples)?,
-                histogram,
-                result
-                    .metrics
-                    .as_ref()
-                    .map(serde_json::to_string)
-                    .transpose()?,
-            ],
-        )
-        .with_context(what)?;
-        let step_id = tx.last_insert_rowid();
-
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO step_seconds (step_id, sec, events, statements, rows, errors,
-                                           retries, max_latency_us)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for s in &result.per_second {
-                insert
-                    .execute(params![
-                        step_id,
-                        s.sec,
-                        int(s.counts.events),
-                        int(s.counts.statements),
-                        int(s.counts.rows),
-                        int(s.counts.errors),
-                        int(s.counts.retries),
-                        int(s.max_latency_us)
-                    ])
-                    .with_context(|| format!("{}: second {}", what(), s.sec))?;
-            }
-
-            let mut insert = tx.prepare(
-                "INSERT INTO step_clients (step_id, client, events, statements, errors, finish_secs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for c in &result.clients {
-                insert
-                    .execute(params![
-                        step_id,
-                        c.client,
-                        int(c.events),
-                        int(c.statements),
-                        int(c.errors),
-                        real(c.finish_secs)
-                    ])
-                    .with_context(|| format!("{}: client {}", what(), c.client))?;
-            }
-
-            let mut insert = tx.prepare(
-                "INSERT INTO step_plans (step_id, statement, plan_text) VALUES (?1, ?2, ?3)",
-            )?;
-            let mut seen = HashSet::new();
-            for (statement, plan) in plans {
-                if seen.insert(statement.as_str()) {
-                    insert
-                        .execute(params![step_id, statement, plan])
-                        .with_context(|| format!("{}: plan of {statement:?}", what()))?;
+        self.db()
+            .transaction(|tx| {
+                let step_id = insert_step(tx, target_id, &row)?;
+                insert_step_rows(tx, step_id, &result.per_second, &result.clients, plans)?;
+                for role in &result.roles {
+                    super::role_rows::insert_role(tx, step_id, &RoleRow::of_result(role)?)?;
                 }
-            }
-        }
-        super::role_rows::write_roles(&tx, step_id, &result.roles).with_context(what)?;
-        if let Some(host) = host {
-            super::host_rows::insert(&tx, step_id, host).with_context(what)?;
-        }
-        tx.commit().with_context(what)?;
-        Ok(step_id)
+                if let Some(host) = host {
+                    super::host_rows::insert(tx, step_id, host)?;
+                }
+                Ok(step_id)
+            })
+            .with_context(what)
     }
 
     /// Records the end of run `run_id`: its final status (`finished`,
     /// `interrupted` or `failed`) and the time.
     pub fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
         check_status("run", status, &RUN_STATUSES[1..])?;
-        let n = self.conn.execute(
+        let n = self.db().execute(
             "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![run_id, status, now_rfc3339()],
+            &params![run_id, status, now_rfc3339()],
         )?;
         if n == 0 {
             return Err(self.unknown_run(run_id));
@@ -262,29 +172,173 @@ impl Store {
     }
 }
 
-/// Binds what `targets` records about a target's server to parameters
-/// `first` … `first + 9` of `stmt`, which name the columns `spec`, `label`,
-/// `dbms`, `version`, `version_number`, `config_name`, `config_text`,
-/// `settings_json`, `managed`, `extra_json` in that order.
-pub(super) fn bind_target(
-    stmt: &mut Statement<'_>,
-    first: usize,
-    target: &TargetInfo,
-) -> Result<()> {
-    let values: [&dyn ToSql; 10] = [
+/// What `targets` records about a target's server, in the column order
+/// `spec`, `label`, `dbms`, `version`, `version_number`, `config_name`,
+/// `config_text`, `settings_json`, `managed`, `extra_json`.
+pub(super) fn target_values(target: &TargetInfo) -> Result<[Value; 10]> {
+    Ok(params![
         &target.spec,
         &target.label,
         &target.dbms,
         &target.version,
         &target.version_number,
-        &target.config_name,
+        target.config_name.as_deref(),
         &target.config_text,
-        &serde_json::to_string(&target.settings)?,
-        &target.managed,
-        &serde_json::to_string(&target.extra)?,
-    ];
-    for (i, value) in values.into_iter().enumerate() {
-        stmt.raw_bind_parameter(first + i, value)?;
+        serde_json::to_string(&target.settings)?,
+        target.managed,
+        serde_json::to_string(&target.extra)?,
+    ])
+}
+
+/// A `steps` row as stored: what [`Store::write_step`] makes of a
+/// result, and what `tidemark push` copies of a stored step.
+pub(super) struct StepRow<'a> {
+    pub seq: u32,
+    pub started_at: &'a str,
+    pub info: &'a StepInfo,
+    pub status: &'a str,
+    pub failure: Option<&'a str>,
+    pub secs: f64,
+    pub threads: u32,
+    pub counts: Counts,
+    /// Statements, events and rows per second.
+    pub rates: [f64; 3],
+    pub latency: LatencySummary,
+    pub client_cpu_secs: f64,
+    pub error_samples: &'a [String],
+    /// HdrHistogram V2.
+    pub histogram: Option<Vec<u8>>,
+    pub metrics: Option<&'a serde_json::Value>,
+}
+
+/// Inserts a `steps` row of target `target_id`; returns the step's id.
+pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> Result<i64> {
+    let (info, l) = (s.info, &s.latency);
+    tx.insert_id(
+        r#"INSERT INTO steps (
+               target_id, seq, suite, name, test, "range", grp, reported, note, params_json,
+               status, failure, started_at, secs, threads,
+               events, statements, rows, errors, retries, qps, tps, rows_per_sec,
+               lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
+               client_cpu_secs, error_samples_json, histogram, metrics_json)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
+                   ?31, ?32, ?33)
+           RETURNING id"#,
+        &params![
+            target_id,
+            s.seq,
+            &info.suite,
+            &info.name,
+            &info.test,
+            info.range,
+            info.group.map(|g| g.as_str()),
+            info.reported,
+            info.note.as_deref(),
+            serde_json::to_string(&info.params)?,
+            s.status,
+            s.failure,
+            s.started_at,
+            real(s.secs),
+            s.threads,
+            int(s.counts.events),
+            int(s.counts.statements),
+            int(s.counts.rows),
+            int(s.counts.errors),
+            int(s.counts.retries),
+            real(s.rates[0]),
+            real(s.rates[1]),
+            real(s.rates[2]),
+            real(l.avg),
+            int(l.p50),
+            int(l.p95),
+            int(l.p99),
+            int(l.p999),
+            int(l.max),
+            real(s.client_cpu_secs),
+            serde_json::to_string(s.error_samples)?,
+            s.histogram.clone(),
+            s.metrics.map(serde_json::to_string).transpose()?,
+        ],
+    )
+}
+
+/// Inserts a step's per-second counters, clients and plans (of which only
+/// the first for each statement text is kept).
+pub(super) fn insert_step_rows(
+    tx: &mut Backend,
+    step_id: i64,
+    seconds: &[SecondSample],
+    clients: &[ClientResult],
+    plans: &[(String, String)],
+) -> Result<()> {
+    let seconds: Vec<Vec<Value>> = seconds
+        .iter()
+        .map(|s| {
+            params![
+                step_id,
+                s.sec,
+                int(s.counts.events),
+                int(s.counts.statements),
+                int(s.counts.rows),
+                int(s.counts.errors),
+                int(s.counts.retries),
+                int(s.max_latency_us)
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_seconds",
+        &[
+            "step_id",
+            "sec",
+            "events",
+            "statements",
+            "rows",
+            "errors",
+            "retries",
+            "max_latency_us",
+        ],
+        &seconds,
+    )
+    .context("per-second counters")?;
+    let clients: Vec<Vec<Value>> = clients
+        .iter()
+        .map(|c| {
+            params![
+                step_id,
+                c.client,
+                int(c.events),
+                int(c.statements),
+                int(c.errors),
+                real(c.finish_secs)
+            ]
+            .to_vec()
+        })
+        .collect();
+    tx.insert_many(
+        "step_clients",
+        &[
+            "step_id",
+            "client",
+            "events",
+            "statements",
+            "errors",
+            "finish_secs",
+        ],
+        &clients,
+    )
+    .context("clients")?;
+    let mut seen = HashSet::new();
+    for (statement, plan) in plans {
+        if seen.insert(statement.as_str()) {
+            tx.execute(
+                "INSERT INTO step_plans (step_id, statement, plan_text) VALUES (?1, ?2, ?3)",
+                &params![step_id, statement, plan],
+            )
+            .with_context(|| format!("plan of {statement:?}"))?;
+        }
     }
     Ok(())
 }

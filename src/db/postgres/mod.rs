@@ -33,6 +33,7 @@ const MAX_MESSAGE: usize = 1 << 30;
 enum Sink<'a> {
     Nothing,
     Rows(&'a mut TextRows),
+    Named(&'a mut Vec<String>, &'a mut TextRows),
     ParamTypes(&'a mut Vec<u32>),
 }
 
@@ -334,6 +335,11 @@ impl PgConn {
                 (b'C', _) => rows = wire::tag_rows(body),
                 (b'D', Sink::Rows(out)) => out.push(wire::text_row(body)?),
                 (b'T', Sink::Rows(out)) => out.clear(),
+                (b'D', Sink::Named(_, out)) => out.push(wire::text_row(body)?),
+                (b'T', Sink::Named(names, out)) => {
+                    **names = wire::column_names(body)?;
+                    out.clear();
+                }
                 (b't', Sink::ParamTypes(out)) => **out = wire::param_oids(body)?,
                 (b'E', _) => {
                     let (mut e, fatal) = wire::server_error(body);
@@ -372,6 +378,22 @@ impl PgConn {
             ));
         }
         Ok(())
+    }
+}
+
+impl PgConn {
+    /// Like [`Conn::query_text`], with the names of the result's columns
+    /// (of the last statement that returned rows). Allocates: for the
+    /// results store, never for the measured path.
+    pub fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, TextRows), DbError> {
+        self.check_open()?;
+        Self::check_sql(sql)?;
+        self.wbuf.clear();
+        wire::put_query(&mut self.wbuf, sql);
+        self.send()?;
+        let (mut names, mut rows) = (Vec::new(), Vec::new());
+        self.finish_results(Sink::Named(&mut names, &mut rows))?;
+        Ok((names, rows))
     }
 }
 

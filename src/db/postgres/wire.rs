@@ -255,6 +255,19 @@ pub(super) fn text_row(body: &[u8]) -> Result<Vec<Option<String>>, DbError> {
     Ok(row)
 }
 
+/// Decodes RowDescription into the result's column names.
+pub(super) fn column_names(body: &[u8]) -> Result<Vec<String>, DbError> {
+    let mut b = Body(body);
+    let n = b.u16()?;
+    let mut names = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        names.push(b.cstr()?.to_string());
+        // table oid, column number, type oid, size, modifier, format
+        b.bytes(18)?;
+    }
+    Ok(names)
+}
+
 /// Decodes ParameterDescription into parameter type OIDs.
 pub(super) fn param_oids(body: &[u8]) -> Result<Vec<u32>, DbError> {
     let mut b = Body(body);

@@ -75,6 +75,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     if let Some(s) = &r.sysbench {
         out.extend(super::markdown_sysbench::sections(r, s));
     }
+    let mut o = String::new();
+    super::chain::markdown(&mut o, r);
+    if !o.is_empty() {
+        out.push(("chain".to_string(), o));
+    }
     if let Some(s) = &r.ibench {
         let mut o = String::new();
         ibench(&mut o, r, s);

@@ -5,8 +5,10 @@
 //!
 //! [`markdown`] (paste into a post), [`html`] (one self-contained page,
 //! with [`html_ibench`] and [`svg`] charts), [`json`] (the whole model) and
-//! [`csv`] (one row per test and target).
+//! [`csv`] (one row per test and target); [`chain`] is the `--chain`
+//! table the Markdown and HTML renderers add.
 
+pub mod chain;
 pub mod csv;
 pub mod html;
 pub mod html_ibench;

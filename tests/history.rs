@@ -1,0 +1,105 @@
+//! `tidemark history` on real runs: twelve short runs of two SQLite
+//! targets, one of them with settings that cost CPU (a one-page cache and
+//! no memory map, so every page a lookup reads is copied in again by a
+//! system call) switched on from the fourth run on. The change point must be found between runs 3 and 4 on that family
+//! and none on the other.
+
+mod common;
+
+use common::{assert_success, run_tidemark, stderr};
+
+#[test]
+fn a_planted_step_is_found_and_a_steady_series_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let results = path("results");
+    for run in 1..=12 {
+        let costly = if run >= 4 {
+            ":cache_size=1:mmap_size=0"
+        } else {
+            ""
+        };
+        let changed = format!("sqlite:{}+wal{costly}", path("changed.db"));
+        let steady = format!("sqlite:{}+delete", path("steady.db"));
+        let o = run_tidemark(&[
+            "run",
+            "--results",
+            &results,
+            "--tests",
+            "point-query",
+            "--table-size",
+            "20000",
+            "--read-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--no-report",
+            "--target",
+            &changed,
+            "--target",
+            &steady,
+        ]);
+        assert_success(&o);
+    }
+    let out = dir.path().join("history");
+    let o = run_tidemark(&[
+        "history",
+        "--results",
+        &results,
+        "--metric",
+        "cpu",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("history.json")).unwrap()).unwrap();
+    let series = doc.as_array().unwrap();
+    let find = |family: &str| {
+        series
+            .iter()
+            .find(|s| s["family"] == family)
+            .unwrap_or_else(|| panic!("no {family} series in {doc}"))
+    };
+    let changed = find("sqlite wal");
+    assert_eq!(changed["points"].as_array().unwrap().len(), 12);
+    let changes = changed["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changed}");
+    let c = &changes[0];
+    assert_eq!(c["index"], 3);
+    assert_eq!(
+        (c["before"]["run"].as_i64(), c["after"]["run"].as_i64()),
+        (Some(3), Some(4))
+    );
+    assert!(
+        c["ratio"].as_f64().unwrap() > 1.1,
+        "more CPU per query: {c}"
+    );
+    assert!(c["interval"]["lo"].as_f64().unwrap() > 1.0, "{c}");
+    let steady = find("sqlite delete");
+    assert!(steady["changes"].as_array().unwrap().is_empty(), "{steady}");
+
+    let md = std::fs::read_to_string(out.join("history.md")).unwrap();
+    assert!(md.contains("| sqlite delete | point-query"), "{md}");
+    let html = std::fs::read_to_string(out.join("history.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 2);
+    assert_eq!(html.matches("class=\"change\"").count(), 1);
+
+    // Filters: one family, one test, a date after every run.
+    let filtered = |extra: &[&str]| {
+        let mut args = vec!["history", "--results", &results, "--metric", "cpu"];
+        args.extend(["-o", out.to_str().unwrap()]);
+        args.extend(extra);
+        assert_success(&run_tidemark(&args));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("history.json")).unwrap())
+                .unwrap();
+        doc.as_array().unwrap().len()
+    };
+    assert_eq!(filtered(&["--target-family", "delete"]), 1);
+    assert_eq!(filtered(&["--test", "insert"]), 0);
+    assert_eq!(filtered(&["--since", "2999-01-01"]), 0);
+    let o = run_tidemark(&["history", "--results", &results, "--since", "yesterday"]);
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+}
