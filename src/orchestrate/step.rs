@@ -14,6 +14,7 @@ use crate::console::terminal::SummaryRow;
 use crate::db::{Connector, DbError, Dialect};
 use crate::metrics::devices::devices_for_path;
 use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
+use crate::metrics::server_counters::CounterSampler;
 use crate::metrics::sizes::{database_bytes, dir_bytes};
 use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
 use crate::runner::{Progress, StepResult, StepStatus};
@@ -130,14 +131,22 @@ impl StepContext<'_> {
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
         let sampler = Sampler::start(self.sampler_config());
+        let counter_sampler = match self.server.dialect() {
+            Dialect::Sqlite => Err("embedded SQLite has no server statistics views".to_string()),
+            _ => CounterSampler::start(connector.as_ref()),
+        };
         let counters_before = self.server.client_counters();
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
+            let phase = if p.warming_up {
+                Phase::Warmup
+            } else {
+                Phase::Measured
+            };
             if let Ok(s) = &sampler {
-                s.tick(if p.warming_up {
-                    Phase::Warmup
-                } else {
-                    Phase::Measured
-                });
+                s.tick(phase);
+            }
+            if let Ok(c) = &counter_sampler {
+                c.tick(phase);
             }
             view.step(p)
         })
@@ -152,8 +161,20 @@ impl StepContext<'_> {
                 ..SamplerOutput::default()
             },
         };
+        let server_counters = counter_sampler.map(CounterSampler::stop);
         let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
-        let host = self.host_summary(sampled, per_op(&result), connector.as_ref());
+        let mut host = self.host_summary(sampled, per_op(&result), connector.as_ref());
+        match server_counters {
+            Ok((counters, error)) => {
+                if let Some(e) = error {
+                    host.metrics.missing.insert("server_counters".into(), e);
+                }
+                host.server_counters = Some(counters);
+            }
+            Err(e) => {
+                host.metrics.missing.insert("server_counters".into(), e);
+            }
+        }
         self.store.write_step_with_host(
             self.target_id,
             seq,
@@ -331,6 +352,7 @@ impl StepContext<'_> {
         StepHost {
             seconds: sampled.rows,
             metrics,
+            server_counters: None,
         }
     }
 }

@@ -252,6 +252,9 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
         params_from_iter(bound(&before, &disk, &after)),
     )
     .context("host summary")?;
+    if let Some(counters) = &host.server_counters {
+        super::counter_rows::insert(conn, step_id, counters)?;
+    }
     Ok(())
 }
 
@@ -272,7 +275,13 @@ pub(super) fn load(conn: &Connection, step_id: i64) -> Result<Option<StepHost>> 
         .query_and_then([step_id], second_from_row)?
         .collect::<Result<Vec<_>>>()
         .with_context(|| format!("step {step_id}: step_host_seconds"))?;
-    Ok(Some(StepHost { seconds, metrics }))
+    let server_counters = super::counter_rows::load(conn, step_id)
+        .with_context(|| format!("step {step_id}: step_server_counters"))?;
+    Ok(Some(StepHost {
+        seconds,
+        metrics,
+        server_counters,
+    }))
 }
 
 fn second_from_row(r: &Row<'_>) -> Result<HostSecond> {

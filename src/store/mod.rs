@@ -12,6 +12,7 @@
 //! tables in `host`, the JSON and CSV exports in [`export`].
 
 pub mod cells;
+mod counter_rows;
 pub mod export;
 mod host_rows;
 pub mod hw_columns;

@@ -9,7 +9,8 @@
 //! Rules for changing the schema: never edit a published script, append a
 //! new one. Migrations: repetitions and stored plans (matrix), multi-role
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
-//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
+//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth), the
+//! server's own counters (`SERVER_COUNTERS`).
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
@@ -356,9 +357,32 @@ CREATE TABLE step_metrics (
 );
 "#;
 
+/// The server's own counters (issue 13): every reading of the DBMS's
+/// statistics views during a step, one row per value, raw (cumulative
+/// counters and levels as the server reports them). Portable SQL: TEXT,
+/// INTEGER and REAL only.
+const SERVER_COUNTERS: &str = r#"
+CREATE TABLE step_server_counters (
+    step_id  INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,     -- reading order; 0 is the baseline before the step
+    sec      INTEGER NOT NULL,     -- the host seconds' numbering
+    phase    TEXT NOT NULL,        -- warmup | measured | after
+    end_secs REAL NOT NULL,        -- when it was read, since the sampler started
+    name     TEXT NOT NULL,        -- record::server_counters::COUNTERS
+    value    REAL NOT NULL,
+    PRIMARY KEY (step_id, seq, name)
+);
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
+const MIGRATIONS: &[&str] = &[
+    V1,
+    TARGET_REPETITIONS_AND_PLANS,
+    IBENCH_ROLES,
+    V2_SAMPLERS,
+    SERVER_COUNTERS,
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
