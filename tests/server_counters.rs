@@ -212,4 +212,30 @@ fn a_run_stores_the_server_counters_of_each_step() {
     assert!(phases.contains(&Phase::Warmup) && phases.contains(&Phase::Measured));
     let (wal, secs) = c.measured_growth("wal_bytes").unwrap();
     assert!(wal > 0.0 && secs > 1.0, "{wal} WAL bytes in {secs} s");
+
+    // The report shows WAL bytes per query: the measured growth over the
+    // queries of the measured interval, and charts it per second.
+    let out = dir.path().join("report");
+    let o = run_tidemark(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| WAL bytes per query |"))
+        .unwrap_or_else(|| panic!("no WAL row: {md}"));
+    let shown: f64 = line.split('|').nth(2).unwrap().trim().parse().unwrap();
+    let rate = host.metrics.rates.as_ref().unwrap().rate;
+    let expected = wal / (rate * secs);
+    assert!(
+        (shown - expected).abs() <= 0.01 * expected,
+        "{line} vs {expected}"
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("id=\"server-counters\"") && html.contains("WAL bytes per second"));
 }

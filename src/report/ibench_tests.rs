@@ -218,6 +218,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         sysbench: None,
         ibench: Some(section),
         plan_changes: Vec::new(),
+        server: None,
         notes: Vec::new(),
     }
 }

@@ -13,6 +13,7 @@ use super::context::{self, Context};
 use super::ibench::{self, IbenchSection};
 use super::plans::{self, PlanChange};
 use super::select::Selection;
+use super::server_counters::{self, ServerSection};
 use super::sysbench::{self, SysbenchSection};
 use crate::store::{RunRecord, StepRecord, TargetRecord};
 
@@ -137,6 +138,9 @@ pub struct Report {
     pub context: Context,
     pub sysbench: Option<SysbenchSection>,
     pub ibench: Option<IbenchSection>,
+    /// The server's own counters per step (absent when none were sampled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSection>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -272,6 +276,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         targets,
         context,
         plan_changes: plans::changes(&columns),
+        server: server_counters::build(&columns),
         sysbench,
         ibench,
         notes,

@@ -76,6 +76,9 @@ pub fn render(r: &Report) -> String {
     if r.ibench.is_some() {
         o.push_str("<a href=\"#ibench\">Insert Benchmark</a>");
     }
+    if r.server.is_some() {
+        o.push_str("<a href=\"#server-counters\">Server counters</a>");
+    }
     if !r.plan_changes.is_empty() {
         o.push_str("<a href=\"#plans\">Plan changes</a>");
     }
@@ -93,6 +96,9 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(s) = &r.ibench {
         super::html_ibench::section(&mut o, r, s);
+    }
+    if let Some(s) = &r.server {
+        super::html_server::section(&mut o, r, s);
     }
     plans(&mut o, r);
     o.push_str("</body></html>\n");

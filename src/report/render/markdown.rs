@@ -55,6 +55,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.ibench {
         ibench(&mut o, r, s);
     }
+    if let Some(s) = &r.server {
+        super::md_server::section(&mut o, r, s);
+    }
     plans(&mut o, r);
     o
 }
@@ -81,7 +84,7 @@ fn labelled_row<T>(label: &str, cells: &[T], cell: impl FnMut(&T) -> String) -> 
 }
 
 /// A pipe table: header, alignment row (`right` per column), rows.
-fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
+pub(super) fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
     let line = |cells: &[String]| {
         format!(
             "| {} |",

@@ -4,14 +4,17 @@
 //! [`Renderer`], added to [`ALL`] with its file name.
 //!
 //! [`markdown`] (paste into a post), [`html`] (one self-contained page,
-//! with [`html_ibench`] and [`svg`] charts), [`json`] (the whole model) and
+//! with [`html_ibench`], [`html_server`] and [`svg`] charts; [`md_server`]
+//! draws the server counters in Markdown), [`json`] (the whole model) and
 //! [`csv`] (one row per test and target).
 
 pub mod csv;
 pub mod html;
 pub mod html_ibench;
+pub mod html_server;
 pub mod json;
 pub mod markdown;
+pub mod md_server;
 pub mod svg;
 
 use anyhow::Result;

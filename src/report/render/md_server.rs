@@ -1,0 +1,64 @@
+//! The server-counters section in Markdown: per step, one table with a row
+//! per counter, each target's value and its ratio to the base.
+
+use std::fmt::Write as _;
+
+use crate::report::format::{opt_amount, rel};
+use crate::report::model::Report;
+use crate::report::server_counters::ServerSection;
+
+/// Appends the section to `o`.
+pub fn section(o: &mut String, r: &Report, s: &ServerSection) {
+    o.push_str("## Server counters\n\n");
+    o.push_str(
+        "What the server itself counted during each step, read from its statistics views \
+         once a second on a connection of its own: per operation over the measured interval, \
+         as counts in it, or as the level the step left behind. Ratios are target ÷ base.\n\n",
+    );
+    for (t, why) in r.targets.iter().zip(&s.missing) {
+        if let Some(why) = why {
+            let _ = writeln!(o, "- {}: {why}", t.label);
+        }
+    }
+    let slowest: Vec<String> = r
+        .targets
+        .iter()
+        .zip(&s.read_ms_max)
+        .filter_map(|(t, ms)| Some(format!("{} {:.1} ms", t.label, (*ms)?)))
+        .collect();
+    if !slowest.is_empty() {
+        let _ = writeln!(
+            o,
+            "Slowest reading of the counters: {}.\n",
+            slowest.join(", ")
+        );
+    }
+    for step in &s.steps {
+        let _ = writeln!(o, "### Server counters of {}\n", step.name);
+        let mut header = vec!["counter".to_string()];
+        let mut right = vec![false];
+        for (i, t) in r.targets.iter().enumerate() {
+            header.push(t.label.clone());
+            right.push(true);
+            if i > 0 {
+                header.push(format!("{}/{}", t.column, r.targets[0].column));
+                right.push(true);
+            }
+        }
+        let rows: Vec<Vec<String>> = step
+            .rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![row.label.clone()];
+                for (i, v) in row.values.iter().enumerate() {
+                    cells.push(opt_amount(*v));
+                    if i > 0 {
+                        cells.push(row.relative[i].map(rel).unwrap_or_default());
+                    }
+                }
+                cells
+            })
+            .collect();
+        super::markdown::table(o, &header, &right, &rows);
+    }
+}
