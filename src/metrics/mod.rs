@@ -9,8 +9,9 @@
 //! connection of its own, and [`summary`] turns the host samples into the step's hardware
 //! cost per operation, so a report can explain a throughput change with
 //! "CPU per query went up". [`sizes`] measures the database after each
-//! step.
+//! step; [`cpu_profile`] samples the server's stacks with perf.
 
+pub mod cpu_profile;
 pub mod devices;
 pub mod host;
 mod process_tree;

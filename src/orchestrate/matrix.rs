@@ -434,6 +434,7 @@ fn run_cell(
         rows: Vec::new(),
         measured,
         devices: plan.devices.clone(),
+        cpu_profile: plan.cpu_profile,
     };
     let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

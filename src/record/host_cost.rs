@@ -303,4 +303,7 @@ pub struct StepHost {
     /// The server's own counters (`None`: not sampled; why is in
     /// `metrics.missing["server_counters"]`).
     pub server_counters: Option<super::server_counters::ServerCounters>,
+    /// The server's CPU profile (`--cpu-profile`; why there is none is in
+    /// `metrics.missing["cpu_profile"]`).
+    pub cpu_profile: Option<super::server_counters::CpuProfile>,
 }

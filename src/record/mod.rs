@@ -21,7 +21,7 @@ pub use host_cost::{
     HostSecond, OpRates, PerOp, Phase, StepHost,
 };
 pub use ibench::{ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla};
-pub use server_counters::{CounterKind, CounterReading, ServerCounters};
+pub use server_counters::{CounterKind, CounterReading, CpuProfile, ServerCounters};
 pub use step::{
     ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,
     SecondSample, StepResult, StepStatus, new_histogram,

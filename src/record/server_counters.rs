@@ -223,6 +223,20 @@ pub struct CounterReading {
     pub values: BTreeMap<String, f64>,
 }
 
+/// A CPU profile of the server's processes over the measured part of a
+/// step: folded stacks (`frame;frame;leaf COUNT` lines, root first), as
+/// `perf record -e cpu-clock -g` sampled them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuProfile {
+    /// Samples per second per CPU.
+    pub hz: u32,
+    /// How long perf sampled, seconds.
+    pub secs: f64,
+    /// Samples over all stacks.
+    pub samples: u64,
+    pub folded: String,
+}
+
 /// Everything a server-counter sampler stored for one step.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCounters {

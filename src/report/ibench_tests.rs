@@ -219,6 +219,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         ibench: Some(section),
         plan_changes: Vec::new(),
         server: None,
+        profiles: None,
         notes: Vec::new(),
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod context;
 pub mod cost;
+pub mod cpu_profile;
 pub mod files;
 pub mod format;
 pub mod ibench;

@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::context::{self, Context};
+use super::cpu_profile::{self, ProfileSection};
 use super::ibench::{self, IbenchSection};
 use super::plans::{self, PlanChange};
 use super::select::Selection;
@@ -141,6 +142,9 @@ pub struct Report {
     /// The server's own counters per step (absent when none were sampled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSection>,
+    /// CPU profiles per step (absent when none were asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<ProfileSection>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -277,6 +281,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         context,
         plan_changes: plans::changes(&columns),
         server: server_counters::build(&columns),
+        profiles: cpu_profile::build(&columns),
         sysbench,
         ibench,
         notes,

@@ -1,6 +1,7 @@
 //! The server's own counters of a step (`step_server_counters`): one row
 //! per reading and value, raw as the server reported it, so any rate or
-//! ratio can be derived again later.
+//! ratio can be derived again later; and its CPU profile
+//! (`step_cpu_profiles`), the folded stacks as one text.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use anyhow::{Context, Result, anyhow};
 use rusqlite::{Connection, params};
 
 use super::write::real;
-use crate::record::{CounterReading, Phase, ServerCounters};
+use crate::record::{CounterReading, CpuProfile, Phase, ServerCounters};
 
 /// Inserts every reading of `counters` for step `step_id`.
 pub(super) fn insert(conn: &Connection, step_id: i64, counters: &ServerCounters) -> Result<()> {
@@ -56,4 +57,39 @@ pub(super) fn load(conn: &Connection, step_id: i64) -> Result<Option<ServerCount
     Ok((!readings.is_empty()).then(|| ServerCounters {
         readings: readings.into_values().collect(),
     }))
+}
+
+/// Stores step `step_id`'s CPU profile.
+pub(super) fn insert_profile(conn: &Connection, step_id: i64, p: &CpuProfile) -> Result<()> {
+    conn.execute(
+        "INSERT INTO step_cpu_profiles (step_id, hz, secs, samples, folded)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            step_id,
+            p.hz,
+            real(p.secs),
+            super::write::int(p.samples),
+            p.folded
+        ],
+    )
+    .context("CPU profile")?;
+    Ok(())
+}
+
+/// Step `step_id`'s CPU profile, if one was taken.
+pub(super) fn load_profile(conn: &Connection, step_id: i64) -> Result<Option<CpuProfile>> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .prepare_cached(
+            "SELECT hz, secs, samples, folded FROM step_cpu_profiles WHERE step_id = ?1",
+        )?
+        .query_row([step_id], |r| {
+            Ok(CpuProfile {
+                hz: r.get(0)?,
+                secs: r.get(1)?,
+                samples: r.get::<_, i64>(2)?.max(0) as u64,
+                folded: r.get(3)?,
+            })
+        })
+        .optional()?)
 }

@@ -255,6 +255,9 @@ pub(super) fn insert(conn: &Connection, step_id: i64, host: &StepHost) -> Result
     if let Some(counters) = &host.server_counters {
         super::counter_rows::insert(conn, step_id, counters)?;
     }
+    if let Some(profile) = &host.cpu_profile {
+        super::counter_rows::insert_profile(conn, step_id, profile)?;
+    }
     Ok(())
 }
 
@@ -277,10 +280,13 @@ pub(super) fn load(conn: &Connection, step_id: i64) -> Result<Option<StepHost>> 
         .with_context(|| format!("step {step_id}: step_host_seconds"))?;
     let server_counters = super::counter_rows::load(conn, step_id)
         .with_context(|| format!("step {step_id}: step_server_counters"))?;
+    let cpu_profile = super::counter_rows::load_profile(conn, step_id)
+        .with_context(|| format!("step {step_id}: step_cpu_profiles"))?;
     Ok(Some(StepHost {
         seconds,
         metrics,
         server_counters,
+        cpu_profile,
     }))
 }
 

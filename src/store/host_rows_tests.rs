@@ -85,6 +85,12 @@ fn sample_host() -> StepHost {
         seconds,
         metrics,
         server_counters,
+        cpu_profile: Some(crate::record::CpuProfile {
+            hz: 499,
+            secs: 2.5,
+            samples: 7,
+            folded: "postgres;PostgresMain;ExecScan 5\npostgres;[unknown] 2\n".into(),
+        }),
     }
 }
 
@@ -128,6 +134,7 @@ fn samples_and_summary_round_trip_with_missing_values() {
         seconds: vec![],
         metrics: HostCost::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new()),
         server_counters: None,
+        cpu_profile: None,
     };
     store
         .write_step_with_host(
@@ -155,7 +162,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
         store
             .conn
             .execute_batch(
-                "DROP TABLE step_server_counters;
+                "DROP TABLE step_server_counters; DROP TABLE step_cpu_profiles;
                  DROP TABLE step_host_seconds; DROP TABLE step_metrics;
                  UPDATE meta SET value = '3' WHERE key = 'schema_version';",
             )

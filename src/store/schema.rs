@@ -10,7 +10,8 @@
 //! new one. Migrations: repetitions and stored plans (matrix), multi-role
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
 //! summary (`V2_SAMPLERS`, named before the merge that placed it fourth), the
-//! server's own counters (`SERVER_COUNTERS`).
+//! server's own counters (`SERVER_COUNTERS`) and CPU profiles
+//! (`CPU_PROFILES`).
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
@@ -374,6 +375,18 @@ CREATE TABLE step_server_counters (
 );
 "#;
 
+/// CPU profiles of the server (`--cpu-profile`, issue 13): per step, the
+/// folded stacks perf sampled during the measured interval.
+const CPU_PROFILES: &str = r#"
+CREATE TABLE step_cpu_profiles (
+    step_id INTEGER PRIMARY KEY REFERENCES steps (id) ON DELETE CASCADE,
+    hz      INTEGER NOT NULL,      -- samples per second per CPU
+    secs    REAL NOT NULL,         -- how long perf sampled
+    samples INTEGER NOT NULL,
+    folded  TEXT NOT NULL          -- "root;...;leaf COUNT" lines
+);
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -382,6 +395,7 @@ const MIGRATIONS: &[&str] = &[
     IBENCH_ROLES,
     V2_SAMPLERS,
     SERVER_COUNTERS,
+    CPU_PROFILES,
 ];
 
 /// The schema version this build writes and reads.

@@ -79,6 +79,9 @@ pub fn render(r: &Report) -> String {
     if r.server.is_some() {
         o.push_str("<a href=\"#server-counters\">Server counters</a>");
     }
+    if r.profiles.is_some() {
+        o.push_str("<a href=\"#cpu-profiles\">CPU profiles</a>");
+    }
     if !r.plan_changes.is_empty() {
         o.push_str("<a href=\"#plans\">Plan changes</a>");
     }
@@ -99,6 +102,9 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(s) = &r.server {
         super::html_server::section(&mut o, r, s);
+    }
+    if let Some(s) = &r.profiles {
+        super::html_profile::section(&mut o, r, s);
     }
     plans(&mut o, r);
     o.push_str("</body></html>\n");

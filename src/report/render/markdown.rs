@@ -58,6 +58,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.server {
         super::md_server::section(&mut o, r, s);
     }
+    if let Some(s) = &r.profiles {
+        super::md_server::profiles(&mut o, r, s);
+    }
     plans(&mut o, r);
     o
 }

@@ -62,3 +62,48 @@ pub fn section(o: &mut String, r: &Report, s: &ServerSection) {
         super::markdown::table(o, &header, &right, &rows);
     }
 }
+
+/// Appends the CPU-profile section to `o`: per step the top functions by
+/// self CPU µs per operation (the flamegraphs are in the HTML report).
+pub fn profiles(o: &mut String, r: &Report, s: &crate::report::cpu_profile::ProfileSection) {
+    o.push_str("## CPU profiles\n\n");
+    o.push_str(
+        "The server's processes sampled with `perf record -e cpu-clock -g` during the measured \
+         interval; self CPU µs per operation of the top functions (flamegraphs in the HTML \
+         report).\n\n",
+    );
+    for (t, why) in r.targets.iter().zip(&s.missing) {
+        if let Some(why) = why {
+            let _ = writeln!(o, "- {}: no profile: {why}", t.label);
+        }
+    }
+    o.push('\n');
+    for step in &s.steps {
+        let _ = writeln!(o, "### Top functions of {} ({})\n", step.name, step.per);
+        let mut header = vec!["function".to_string()];
+        let mut right = vec![false];
+        for (i, t) in r.targets.iter().enumerate() {
+            header.push(t.label.clone());
+            right.push(true);
+            if i > 0 {
+                header.push(format!("{}/{}", t.column, r.targets[0].column));
+                right.push(true);
+            }
+        }
+        let rows: Vec<Vec<String>> = step
+            .top
+            .iter()
+            .map(|f| {
+                let mut cells = vec![format!("`{}`", f.function)];
+                for (i, v) in f.us_per_op.iter().enumerate() {
+                    cells.push(opt_amount(*v));
+                    if i > 0 {
+                        cells.push(f.relative[i].map(rel).unwrap_or_default());
+                    }
+                }
+                cells
+            })
+            .collect();
+        super::markdown::table(o, &header, &right, &rows);
+    }
+}

@@ -4,13 +4,14 @@
 //! [`Renderer`], added to [`ALL`] with its file name.
 //!
 //! [`markdown`] (paste into a post), [`html`] (one self-contained page,
-//! with [`html_ibench`], [`html_server`] and [`svg`] charts; [`md_server`]
+//! with [`html_ibench`], [`html_server`], [`html_profile`] and [`svg`] charts; [`md_server`]
 //! draws the server counters in Markdown), [`json`] (the whole model) and
 //! [`csv`] (one row per test and target).
 
 pub mod csv;
 pub mod html;
 pub mod html_ibench;
+pub mod html_profile;
 pub mod html_server;
 pub mod json;
 pub mod markdown;
