@@ -29,12 +29,15 @@ pub const SAMPLE_HZ: u32 = 499;
 /// How long perf gets to write its data after SIGINT.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
+/// The thread that owns perf: its stop signal and its outcome.
+type Keeper = (Sender<()>, JoinHandle<Result<(), String>>);
+
 /// A running `perf record` on the server's processes. perf is started,
 /// watched and stopped by a thread of its own: the parent-death signal
 /// that ends perf if tidemark dies follows the thread that forked it, so
 /// that thread must live exactly as long as the profile.
 pub struct Profiler {
-    keeper: Option<(Sender<()>, JoinHandle<Result<(), String>>)>,
+    keeper: Option<Keeper>,
     perf_pid: u32,
     data: PathBuf,
     started: Instant,
