@@ -220,6 +220,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         plan_changes: Vec::new(),
         server: None,
         profiles: None,
+        storage: Vec::new(),
         notes: Vec::new(),
     }
 }

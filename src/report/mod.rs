@@ -20,6 +20,7 @@ pub mod plans;
 pub mod render;
 pub mod select;
 pub mod server_counters;
+pub mod storage;
 pub mod sysbench;
 
 pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};

@@ -145,6 +145,9 @@ pub struct Report {
     /// CPU profiles per step (absent when none were asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiles: Option<ProfileSection>,
+    /// iostat detail and `dbgb2` per step (empty when no disk was watched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub storage: Vec<super::storage::StorageStep>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -282,6 +285,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         plan_changes: plans::changes(&columns),
         server: server_counters::build(&columns),
         profiles: cpu_profile::build(&columns),
+        storage: super::storage::build(&columns),
         sysbench,
         ibench,
         notes,

@@ -45,6 +45,8 @@ pub enum Shown {
     During,
     /// The level at the end of the step (debt left behind).
     AtEnd,
+    /// The average over the measured interval (iostat's columns).
+    Average,
 }
 
 /// One counter of one step across the targets.
@@ -213,7 +215,8 @@ fn step(name: &str, steps: &[Option<&StepRecord>]) -> ServerStep {
     }
 }
 
-fn row(name: &str, label: String, shown: Shown, values: Vec<Option<f64>>) -> ServerRow {
+/// A row of `values` (base first) with each one's ratio to the base.
+pub(super) fn row(name: &str, label: String, shown: Shown, values: Vec<Option<f64>>) -> ServerRow {
     let base = values.first().copied().flatten();
     let relative = values
         .iter()
@@ -239,6 +242,10 @@ fn value(d: &CounterDef, shown: Shown, s: &StepRecord, c: &ServerCounters) -> Op
     match shown {
         Shown::AtEnd => c.readings.last()?.values.get(d.name).copied(),
         Shown::During => c.measured_growth(d.name).map(|g| g.0),
+        Shown::Average => {
+            let (growth, secs) = c.measured_growth(d.name)?;
+            (secs > 0.0).then(|| growth / secs)
+        }
         Shown::PerOp => {
             let (growth, secs) = c.measured_growth(d.name)?;
             let (rate, _) = op_rate(s)?;

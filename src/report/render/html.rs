@@ -82,6 +82,9 @@ pub fn render(r: &Report) -> String {
     if r.profiles.is_some() {
         o.push_str("<a href=\"#cpu-profiles\">CPU profiles</a>");
     }
+    if !r.storage.is_empty() {
+        o.push_str("<a href=\"#storage\">Storage</a>");
+    }
     if !r.plan_changes.is_empty() {
         o.push_str("<a href=\"#plans\">Plan changes</a>");
     }
@@ -105,6 +108,9 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(s) = &r.profiles {
         super::html_profile::section(&mut o, r, s);
+    }
+    if !r.storage.is_empty() {
+        super::html_server::storage(&mut o, r, &r.storage);
     }
     plans(&mut o, r);
     o.push_str("</body></html>\n");

@@ -61,6 +61,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.profiles {
         super::md_server::profiles(&mut o, r, s);
     }
+    if !r.storage.is_empty() {
+        super::md_server::storage(&mut o, r, &r.storage);
+    }
     plans(&mut o, r);
     o
 }

@@ -1,11 +1,13 @@
-//! The server-counters section in Markdown: per step, one table with a row
-//! per counter, each target's value and its ratio to the base.
+//! The sections that explain a number, in Markdown: the server's counters
+//! and the storage detail (per step, one table with a row per counter, each
+//! target's value and its ratio to the base), and the CPU profiles' top
+//! functions.
 
 use std::fmt::Write as _;
 
 use crate::report::format::{opt_amount, rel};
 use crate::report::model::Report;
-use crate::report::server_counters::ServerSection;
+use crate::report::server_counters::{ServerRow, ServerSection};
 
 /// Appends the section to `o`.
 pub fn section(o: &mut String, r: &Report, s: &ServerSection) {
@@ -35,32 +37,55 @@ pub fn section(o: &mut String, r: &Report, s: &ServerSection) {
     }
     for step in &s.steps {
         let _ = writeln!(o, "### Server counters of {}\n", step.name);
-        let mut header = vec!["counter".to_string()];
-        let mut right = vec![false];
-        for (i, t) in r.targets.iter().enumerate() {
-            header.push(t.label.clone());
-            right.push(true);
-            if i > 0 {
-                header.push(format!("{}/{}", t.column, r.targets[0].column));
-                right.push(true);
-            }
-        }
-        let rows: Vec<Vec<String>> = step
-            .rows
-            .iter()
-            .map(|row| {
-                let mut cells = vec![row.label.clone()];
-                for (i, v) in row.values.iter().enumerate() {
-                    cells.push(opt_amount(*v));
-                    if i > 0 {
-                        cells.push(row.relative[i].map(rel).unwrap_or_default());
-                    }
-                }
-                cells
-            })
-            .collect();
-        super::markdown::table(o, &header, &right, &rows);
+        rows_table(o, r, "counter", &step.rows);
     }
+}
+
+/// Appends the storage detail: per step iostat's waits, queue, utilisation,
+/// flushes and discards, and `dbgb2`, relative to the base.
+pub fn storage(o: &mut String, r: &Report, steps: &[crate::report::storage::StorageStep]) {
+    o.push_str(
+        "## Storage detail
+
+",
+    );
+    o.push_str(
+        "iostat -x over the watched devices, averaged over each step's measured interval, and \
+         the data directory's size after it. Ratios are target ÷ base.\n\n",
+    );
+    for step in steps {
+        let _ = writeln!(o, "### Storage during {}\n", step.name);
+        rows_table(o, r, "metric", &step.rows);
+    }
+}
+
+/// A table of `rows`: the label, then each target's value and (after the
+/// base) its ratio to the base.
+fn rows_table(o: &mut String, r: &Report, what: &str, rows: &[ServerRow]) {
+    let mut header = vec![what.to_string()];
+    let mut right = vec![false];
+    for (i, t) in r.targets.iter().enumerate() {
+        header.push(t.label.clone());
+        right.push(true);
+        if i > 0 {
+            header.push(format!("{}/{}", t.column, r.targets[0].column));
+            right.push(true);
+        }
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row.label.clone()];
+            for (i, v) in row.values.iter().enumerate() {
+                cells.push(opt_amount(*v));
+                if i > 0 {
+                    cells.push(row.relative[i].map(rel).unwrap_or_default());
+                }
+            }
+            cells
+        })
+        .collect();
+    super::markdown::table(o, &header, &right, &cells);
 }
 
 /// Appends the CPU-profile section to `o`: per step the top functions by
