@@ -71,30 +71,6 @@ pub fn unavailable() -> Option<String> {
     })
 }
 
-/// The server's process `pid` and all its descendants.
-fn process_tree(pid: u32) -> Vec<u32> {
-    let mut out = vec![pid];
-    let mut i = 0;
-    while i < out.len() {
-        let p = out[i];
-        let tasks = std::fs::read_dir(format!("/proc/{p}/task"))
-            .into_iter()
-            .flatten();
-        for task in tasks.flatten() {
-            let path = task.path().join("children");
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-        i += 1;
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
 impl Profiler {
     /// Starts sampling the process tree of `server_pid` (and children it
     /// forks from now on); `Err` says why not.
@@ -108,7 +84,7 @@ impl Profiler {
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         ));
-        let pids: Vec<String> = process_tree(server_pid)
+        let pids: Vec<String> = crate::util::process_tree::process_and_descendants(server_pid)
             .iter()
             .map(u32::to_string)
             .collect();
@@ -312,7 +288,23 @@ mod tests {
         );
         let p = Profiler::start(busy.0.id()).unwrap();
         let perf_pid = p.perf_pid;
-        std::thread::sleep(Duration::from_millis(600));
+        // Until the child has had 0.3 s of CPU (a loaded machine gives it
+        // less than the wall time).
+        let cpu = |pid: u32| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let f: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            (ticks(11) + ticks(12)) / crate::metrics::procfs::clock_ticks_per_sec()
+        };
+        let (start, until) = (cpu(busy.0.id()), Instant::now() + Duration::from_secs(20));
+        while cpu(busy.0.id()) - start < 0.3 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let profile = p.stop().unwrap();
         drop(busy);
         assert!(profile.samples > 5, "{profile:?}");

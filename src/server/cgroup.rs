@@ -80,7 +80,7 @@ impl MemoryCgroup {
                 .map_err(|e| format!("{}/{file}: {e}", group.dir.display()))
         };
         write(limit_file, &limit_bytes.to_string())?;
-        for p in process_tree(pid) {
+        for p in crate::util::process_tree::process_and_descendants(pid) {
             // A child that exited meanwhile is simply gone.
             if Path::new(&format!("/proc/{p}")).exists() {
                 write("cgroup.procs", &p.to_string())?;
@@ -126,30 +126,6 @@ impl Drop for MemoryCgroup {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// `pid` and its descendants.
-fn process_tree(pid: u32) -> Vec<u32> {
-    let mut out = vec![pid];
-    let mut i = 0;
-    while i < out.len() {
-        let p = out[i];
-        for task in std::fs::read_dir(format!("/proc/{p}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-        i += 1;
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 #[cfg(test)]
