@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::cost::per_what;
 use super::model::{Column, relative};
+use super::server_counters::{ServerRow, Shown};
 use crate::record::CpuProfile;
 use crate::store::StepRecord;
 
@@ -59,6 +60,19 @@ pub struct TopFunction {
     pub us_per_op: Vec<Option<f64>>,
     /// Per target: value ÷ base (`None` for the base).
     pub relative: Vec<Option<f64>>,
+}
+
+impl TopFunction {
+    /// As a table row: the function's name, its values and ratios.
+    pub fn as_row(&self) -> ServerRow {
+        ServerRow {
+            name: self.function.clone(),
+            label: self.function.clone(),
+            shown: Shown::PerOp,
+            values: self.us_per_op.clone(),
+            relative: self.relative.clone(),
+        }
+    }
 }
 
 /// The section for `columns`; `None` when no step was profiled and no

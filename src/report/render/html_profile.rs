@@ -13,7 +13,7 @@ use inferno::flamegraph::{self, Options};
 
 use super::svg::esc;
 use crate::report::cpu_profile::{ProfileSection, ProfileStep, scaled};
-use crate::report::format::{opt_amount, rel};
+use crate::report::format::opt_amount;
 use crate::report::model::Report;
 
 /// Appends the section to `o`.
@@ -64,37 +64,11 @@ pub(super) fn section(o: &mut String, r: &Report, s: &ProfileSection) {
 }
 
 fn top_table(o: &mut String, r: &Report, step: &ProfileStep) {
-    let _ = write!(
-        o,
-        "<table><tr><th class=\"l\">function (self CPU µs {})</th>",
-        esc(&step.per)
-    );
-    for (i, t) in r.targets.iter().enumerate() {
-        let _ = write!(o, "<th>{}</th>", esc(&t.label));
-        if i > 0 {
-            let _ = write!(
-                o,
-                "<th>{}/{}</th>",
-                esc(&t.column),
-                esc(&r.targets[0].column)
-            );
-        }
-    }
+    o.push_str("<table>");
+    super::html_server::header(o, r, &format!("function (self CPU µs {})", step.per));
     o.push_str("</tr>\n");
-    for f in &step.top {
-        let _ = write!(
-            o,
-            "<tr><td class=\"l\"><code>{}</code></td>",
-            esc(&f.function)
-        );
-        for (i, v) in f.us_per_op.iter().enumerate() {
-            let _ = write!(o, "<td>{}</td>", opt_amount(*v));
-            if i > 0 {
-                let _ = write!(o, "<td>{}</td>", f.relative[i].map(rel).unwrap_or_default());
-            }
-        }
-        o.push_str("</tr>\n");
-    }
+    let rows: Vec<_> = step.top.iter().map(|f| f.as_row()).collect();
+    super::html_server::rows(o, &rows);
     o.push_str("</table>\n");
 }
 

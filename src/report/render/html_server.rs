@@ -84,8 +84,8 @@ pub(super) fn storage(o: &mut String, r: &Report, steps: &[StorageStep]) {
 }
 
 /// The header row (left open for callers to close) of a rows table.
-fn header(o: &mut String, r: &Report, what: &str) {
-    let _ = write!(o, "<tr><th class=\"l\">{what}</th>");
+pub(super) fn header(o: &mut String, r: &Report, what: &str) {
+    let _ = write!(o, "<tr><th class=\"l\">{}</th>", esc(what));
     for (i, t) in r.targets.iter().enumerate() {
         let _ = write!(o, "<th>{}</th>", esc(&t.label));
         if i > 0 {
@@ -101,7 +101,7 @@ fn header(o: &mut String, r: &Report, what: &str) {
 
 /// One table row per entry: the label, each target's value and (after
 /// the base) its ratio to the base.
-fn rows(o: &mut String, rows: &[ServerRow]) {
+pub(super) fn rows(o: &mut String, rows: &[ServerRow]) {
     for row in rows {
         let _ = write!(o, "<tr><td class=\"l\">{}</td>", esc(&row.label));
         for (i, v) in row.values.iter().enumerate() {

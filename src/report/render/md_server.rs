@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::report::cpu_profile::ProfileSection;
 use crate::report::format::{opt_amount, rel};
 use crate::report::model::Report;
 use crate::report::server_counters::{ServerRow, ServerSection};
@@ -90,7 +91,7 @@ fn rows_table(o: &mut String, r: &Report, what: &str, rows: &[ServerRow]) {
 
 /// Appends the CPU-profile section to `o`: per step the top functions by
 /// self CPU µs per operation (the flamegraphs are in the HTML report).
-pub fn profiles(o: &mut String, r: &Report, s: &crate::report::cpu_profile::ProfileSection) {
+pub fn profiles(o: &mut String, r: &Report, s: &ProfileSection) {
     o.push_str("## CPU profiles\n\n");
     o.push_str(
         "The server's processes sampled with `perf record -e cpu-clock -g` during the measured \
@@ -105,30 +106,14 @@ pub fn profiles(o: &mut String, r: &Report, s: &crate::report::cpu_profile::Prof
     o.push('\n');
     for step in &s.steps {
         let _ = writeln!(o, "### Top functions of {} ({})\n", step.name, step.per);
-        let mut header = vec!["function".to_string()];
-        let mut right = vec![false];
-        for (i, t) in r.targets.iter().enumerate() {
-            header.push(t.label.clone());
-            right.push(true);
-            if i > 0 {
-                header.push(format!("{}/{}", t.column, r.targets[0].column));
-                right.push(true);
-            }
-        }
-        let rows: Vec<Vec<String>> = step
+        let rows: Vec<ServerRow> = step
             .top
             .iter()
-            .map(|f| {
-                let mut cells = vec![format!("`{}`", f.function)];
-                for (i, v) in f.us_per_op.iter().enumerate() {
-                    cells.push(opt_amount(*v));
-                    if i > 0 {
-                        cells.push(f.relative[i].map(rel).unwrap_or_default());
-                    }
-                }
-                cells
+            .map(|f| ServerRow {
+                label: format!("`{}`", f.function),
+                ..f.as_row()
             })
             .collect();
-        super::markdown::table(o, &header, &right, &rows);
+        rows_table(o, r, "function", &rows);
     }
 }
