@@ -28,6 +28,9 @@ const SELF_TICK: Duration = Duration::from_millis(1500);
 /// exit, which is when they publish their last table statistics.
 const BACKENDS_GONE_WAIT: Duration = Duration::from_secs(2);
 
+/// A count of backends unchanged this long is not going to fall.
+const STEADY: Duration = Duration::from_millis(300);
+
 enum Msg {
     Tick(Phase),
     Stop,
@@ -239,11 +242,20 @@ impl Queries {
         let sql = "SELECT count(*) FROM pg_stat_activity \
                    WHERE datname = current_database() AND backend_type = 'client backend' \
                    AND pid <> pg_backend_pid() AND state <> 'idle in transaction'";
+        // Connections that stay (another tool's, a housekeeping one) do
+        // not hold the step up: the wait ends once the count stops falling.
         let until = Instant::now() + BACKENDS_GONE_WAIT;
+        let (mut last, mut since) = (None, Instant::now());
         while Instant::now() < until {
             let left = conn.query_text(sql).ok().and_then(crate::db::first_value);
-            if left.as_deref().is_none_or(|n| n.trim() == "0") {
+            let Some(left) = left.and_then(|n| n.trim().parse::<u64>().ok()) else {
                 break;
+            };
+            if left == 0 || (last == Some(left) && since.elapsed() > STEADY) {
+                break;
+            }
+            if last != Some(left) {
+                (last, since) = (Some(left), Instant::now());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
