@@ -209,3 +209,39 @@ fn ctrl_c_during_a_profiled_step_leaves_no_perf_behind() {
     assert!(perf_files_of(pid).is_empty(), "{:?}", perf_files_of(pid));
     assert!(postgres_pids_mentioning(results).is_empty());
 }
+
+#[test]
+fn a_failed_profiled_step_leaves_no_perf_behind() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "30".into();
+    let mut run = Watched::tidemark(&args);
+    let pid = run.child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while our_perfs().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "perf never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The server dies under the step: the step fails, the run ends.
+    for p in postgres_pids_mentioning(results) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(s) = run.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the run ends");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success(), "a failed step fails the run");
+    assert!(our_perfs().is_empty(), "no perf left after a failed step");
+    assert!(perf_files_of(pid).is_empty(), "{:?}", perf_files_of(pid));
+}
