@@ -142,18 +142,11 @@ fn number_readings(readings: &mut [CounterReading]) {
     let Some((baseline, rest)) = readings.split_first_mut() else {
         return;
     };
-    let warmup = rest.iter().filter(|r| r.phase == Phase::Warmup).count() as i64;
+    let secs = super::sampler::second_numbers(rest.iter().map(|r| r.phase));
     baseline.phase = Phase::Warmup;
-    baseline.sec = -warmup - 1;
-    let (mut w, mut m) = (-warmup, 0i64);
-    for r in rest {
-        if r.phase == Phase::Warmup {
-            r.sec = w;
-            w += 1;
-        } else {
-            r.sec = m;
-            m += 1;
-        }
+    baseline.sec = secs.first().map_or(0, |s| (*s).min(0)) - 1;
+    for (r, sec) in rest.iter_mut().zip(secs) {
+        r.sec = sec;
     }
 }
 
