@@ -51,7 +51,11 @@ pub(super) fn section(o: &mut String, r: &Report, s: &ServerSection) {
             o.push_str(&svg::lines(
                 &format!("{}: {}", step.name, chart.title),
                 "second",
-                &chart.title,
+                if chart.title.ends_with("per second") {
+                    "per second"
+                } else {
+                    "level"
+                },
                 &lines,
             ));
             o.push('\n');
