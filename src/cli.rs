@@ -220,6 +220,11 @@ pub struct RunArgs {
     /// under the server's data directory.
     #[arg(long = "device", value_name = "NAME", value_delimiter = ',')]
     pub devices: Vec<String>,
+    /// Sample the server's processes with `perf record -e cpu-clock -g`
+    /// during each step's measured interval; the report draws
+    /// flamegraphs and the top functions per query.
+    #[arg(long)]
+    pub cpu_profile: bool,
 }
 
 #[derive(Args, Debug)]
@@ -306,6 +311,7 @@ impl RunArgs {
             client_cpus: self.client_cpus.clone(),
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
+            cpu_profile: self.cpu_profile,
         }
     }
 }

@@ -230,6 +230,7 @@ fn markdown_sections_reproduce_the_seed_tables() {
             "sysbench-range-noagg",
             "sysbench-range-agg",
             "sysbench-write",
+            "server",
             "plans"
         ]
     );

@@ -5,15 +5,18 @@
 //! host, its disks and the server's and client's processes once a second
 //! while a step runs ([`procfs`] reads the counters, `process_tree` the
 //! server's processes, [`devices`] finds the disks under the data
-//! directory), and [`summary`] turns those samples into the step's hardware
+//! directory), and [`server_counters`] reads the DBMS's own statistics views on a
+//! connection of its own, and [`summary`] turns the host samples into the step's hardware
 //! cost per operation, so a report can explain a throughput change with
 //! "CPU per query went up". [`sizes`] measures the database after each
-//! step.
+//! step; [`cpu_profile`] samples the server's stacks with perf.
 
+pub mod cpu_profile;
 pub mod devices;
 pub mod host;
 mod process_tree;
 pub mod procfs;
 pub mod sampler;
+pub mod server_counters;
 pub mod sizes;
 pub mod summary;

@@ -218,17 +218,24 @@ fn sample_loop(
 /// Gives measured rows the runner's second numbers 0, 1, …; warm-up rows
 /// count back from −1; rows after follow the last measured one.
 fn number_seconds(rows: &mut [HostSecond]) {
-    let warmup = rows.iter().filter(|r| r.phase == Phase::Warmup).count() as i64;
-    let (mut w, mut m) = (-warmup, 0i64);
-    for r in rows.iter_mut() {
-        if r.phase == Phase::Warmup {
-            r.sec = w;
-            w += 1;
-        } else {
-            r.sec = m;
-            m += 1;
-        }
+    let secs = second_numbers(rows.iter().map(|r| r.phase));
+    for (r, sec) in rows.iter_mut().zip(secs) {
+        r.sec = sec;
     }
+}
+
+/// The runner's second numbers of intervals in `phases` order: warm-up
+/// ones count back from −1, the others count up from 0.
+pub(crate) fn second_numbers(phases: impl Iterator<Item = Phase> + Clone) -> Vec<i64> {
+    let warmup = phases.clone().filter(|p| *p == Phase::Warmup).count() as i64;
+    let (mut w, mut m) = (-warmup, 0i64);
+    phases
+        .map(|p| {
+            let n = if p == Phase::Warmup { &mut w } else { &mut m };
+            *n += 1;
+            *n - 1
+        })
+        .collect()
 }
 
 /// The open files and buffers one sampler reads through.

@@ -142,6 +142,7 @@ pub fn run_sysbench(
                     rows: Vec::new(),
                     measured: std::mem::take(&mut l.measured[r]),
                     devices: plan.devices.clone(),
+                    cpu_profile: plan.cpu_profile,
                 };
                 let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, seq, seed);
                 l.measured[r] = std::mem::take(&mut ctx.measured);
@@ -228,6 +229,7 @@ fn open(
             rows: Vec::new(),
             measured: HashMap::new(),
             devices: plan.devices.clone(),
+            cpu_profile: plan.cpu_profile,
         };
         sysbench::prepare(plan, &mut ctx)
     };

@@ -90,6 +90,9 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let say = &mut |line: &str| eprintln!("{line}");
     let providers = provide::validate(plan, say)?;
     say(&plan.sizing.describe());
+    if let Some(line) = provide::io_bound_mechanism(plan) {
+        say(&line);
+    }
     std::fs::create_dir_all(&plan.results_dir).with_context(|| {
         format!(
             "cannot create the results directory {}: pass --results DIR somewhere writable",
@@ -443,6 +446,7 @@ fn run_cell(
         rows: Vec::new(),
         measured,
         devices: plan.devices.clone(),
+        cpu_profile: plan.cpu_profile,
     };
     let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

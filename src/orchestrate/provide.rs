@@ -300,6 +300,56 @@ fn server_dir(results: &Path, run_id: i64, pos: u32, repetition: u32, name: &str
         .unwrap_or_else(|| servers.join(base))
 }
 
+/// Memory a PostgreSQL server gets beyond its shared buffers in an
+/// IO-bound run: backends, the other processes, and a little page cache.
+const IO_BOUND_HEADROOM: u64 = 32 << 20;
+
+/// The memory limit of a managed PostgreSQL in an IO-bound run.
+fn io_bound_limit(plan: &Plan) -> Option<u64> {
+    (plan.sizing.sizing == crate::plan::sizing::Sizing::IoBound).then(|| {
+        let buffers = plan.sizing.shared_buffers_mb << 20;
+        buffers + IO_BOUND_HEADROOM
+    })
+}
+
+/// For an IO-bound run, the line that says before it starts how its
+/// managed servers are kept from serving the data from the OS page cache,
+/// or that they cannot be.
+pub fn io_bound_mechanism(plan: &Plan) -> Option<String> {
+    let limit = io_bound_limit(plan)?;
+    let mut parts = Vec::new();
+    if plan
+        .targets
+        .iter()
+        .any(|t| matches!(t.spec, TargetSpec::ManagedPostgres { .. }))
+    {
+        parts.push(match crate::server::cgroup::available() {
+            Ok(version) => format!(
+                "managed PostgreSQL runs in a memory cgroup {version} of {} MiB (shared_buffers, \
+                 backends and page cache), so data beyond the buffer pool is read from storage",
+                limit >> 20
+            ),
+            Err(why) => format!(
+                "managed PostgreSQL cannot be memory-limited ({why}): the OS page cache may \
+                 still hold the data, so storage reads per query will be understated"
+            ),
+        });
+    }
+    if plan
+        .targets
+        .iter()
+        .any(|t| matches!(t.spec, TargetSpec::ManagedMysql { .. }))
+    {
+        parts.push(
+            "managed MariaDB/MySQL gets innodb_buffer_pool_size = shared_buffers and reads data \
+             with O_DIRECT (innodb_flush_method, the default from MariaDB 10.6 and MySQL 8.0), \
+             bypassing the page cache"
+                .to_string(),
+        );
+    }
+    (!parts.is_empty()).then(|| format!("io-bound: {}", parts.join("; ")))
+}
+
 /// Starts (or reaches) the target's server for pass `repetition`.
 pub fn provide(
     plan: &Plan,
@@ -318,7 +368,7 @@ pub fn provide(
                 config,
             } = *prepared;
             let dir = dir_for(&format!("pg{}", bins.version));
-            let server = ManagedPostgres::start(ManagedPgOptions {
+            let mut server = ManagedPostgres::start(ManagedPgOptions {
                 bindir: bins.clone(),
                 datadir: dir.join("data"),
                 port: plan.port,
@@ -328,6 +378,10 @@ pub fn provide(
                 dbname: "tidemark".to_string(),
                 start_timeout: Duration::from_secs(120),
             })?;
+            if let Some(limit) = io_bound_limit(plan) {
+                // What applied (or why nothing could) is in the target's facts.
+                let _ = server.limit_memory(limit);
+            }
             let label = label_for("pg", &bins.version, &config_name);
             Ok(Box::new(PostgresTarget::managed(
                 server,
@@ -354,6 +408,20 @@ pub fn provide(
             )?;
             opts.port = plan.port;
             opts.overrides = target.settings.clone();
+            // IO-bound: the buffer pool sized as PostgreSQL's shared_buffers
+            // (the data ~4x it), unless the target sets its own; InnoDB's
+            // O_DIRECT keeps the rest out of the page cache.
+            if io_bound_limit(plan).is_some()
+                && !opts
+                    .overrides
+                    .iter()
+                    .any(|(k, _)| k.replace('-', "_") == "innodb_buffer_pool_size")
+            {
+                opts.overrides.push((
+                    "innodb_buffer_pool_size".into(),
+                    format!("{}M", plan.sizing.shared_buffers_mb),
+                ));
+            }
             opts.charset = plan.mysql_charset.clone();
             let server = ManagedMysql::start(opts)?;
             let label = label_for(prefix, &bins.version, &config);

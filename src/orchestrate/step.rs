@@ -12,8 +12,10 @@ use std::time::Duration;
 use crate::console::progress::ProgressView;
 use crate::console::terminal::SummaryRow;
 use crate::db::{Connector, DbError, Dialect};
+use crate::metrics::cpu_profile::Profiler;
 use crate::metrics::devices::devices_for_path;
 use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
+use crate::metrics::server_counters::CounterSampler;
 use crate::metrics::sizes::{database_bytes, dir_bytes};
 use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
 use crate::runner::{Progress, StepResult, StepStatus};
@@ -33,6 +35,9 @@ pub struct StepContext<'a> {
     /// Block devices to watch (`--device`); empty: the disks under the
     /// server's data directory.
     pub devices: Vec<String>,
+    /// Profile the server's CPU during the measured interval
+    /// (`--cpu-profile`).
+    pub cpu_profile: bool,
     /// Steps of this target and repetition measured by an earlier attempt
     /// of the run (`--resume`), by name: kept, not run again.
     pub measured: HashMap<String, StepRecord>,
@@ -130,14 +135,34 @@ impl StepContext<'_> {
         let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
         let sampler = Sampler::start(self.sampler_config());
+        let counter_sampler = match self.server.dialect() {
+            Dialect::Sqlite => Err("embedded SQLite has no server statistics views".to_string()),
+            _ => CounterSampler::start(connector.as_ref()),
+        };
         let counters_before = self.server.client_counters();
+        // The profile covers the measured interval: perf attaches at its
+        // first second, to the backends the clients already have.
+        let mut profile_plan = self.profile_target();
+        let mut profiler: Option<Profiler> = None;
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
+            let phase = if p.warming_up {
+                Phase::Warmup
+            } else {
+                Phase::Measured
+            };
             if let Ok(s) = &sampler {
-                s.tick(if p.warming_up {
-                    Phase::Warmup
-                } else {
-                    Phase::Measured
-                });
+                s.tick(phase);
+            }
+            if let Ok(c) = &counter_sampler {
+                c.tick(phase);
+            }
+            if phase == Phase::Measured
+                && let Some(Ok(pid)) = profile_plan.take()
+            {
+                match Profiler::start(pid) {
+                    Ok(p) => profiler = Some(p),
+                    Err(e) => profile_plan = Some(Err(e)),
+                }
             }
             view.step(p)
         })
@@ -152,8 +177,33 @@ impl StepContext<'_> {
                 ..SamplerOutput::default()
             },
         };
+        let server_counters = counter_sampler.map(CounterSampler::stop);
+        let profile = match (profiler, profile_plan) {
+            (Some(p), _) => Some(p.stop()),
+            (None, Some(Err(e))) => Some(Err(e)),
+            (None, Some(Ok(_))) => Some(Err("the step had no measured second".into())),
+            (None, None) => None,
+        };
         let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
-        let host = self.host_summary(sampled, per_op(&result), connector.as_ref());
+        let mut host = self.host_summary(sampled, per_op(&result), connector.as_ref());
+        match server_counters {
+            Ok((counters, error)) => {
+                if let Some(e) = error {
+                    host.metrics.missing.insert("server_counters".into(), e);
+                }
+                host.server_counters = Some(counters);
+            }
+            Err(e) => {
+                host.metrics.missing.insert("server_counters".into(), e);
+            }
+        }
+        match profile {
+            Some(Ok(p)) => host.cpu_profile = Some(p),
+            Some(Err(e)) => {
+                host.metrics.missing.insert("cpu_profile".into(), e);
+            }
+            None => {}
+        }
         self.store.write_step_with_host(
             self.target_id,
             seq,
@@ -267,6 +317,16 @@ impl StepContext<'_> {
         })
     }
 
+    /// With `--cpu-profile`: the server process to profile, or why there
+    /// is none; `None` without it.
+    fn profile_target(&self) -> Option<Result<u32, String>> {
+        self.cpu_profile.then(|| {
+            self.server.server_pid().ok_or_else(|| {
+                "no server process on this host to profile (external or embedded)".to_string()
+            })
+        })
+    }
+
     fn sampler_config(&self) -> SamplerConfig {
         let server_pid = self.server.server_pid().ok_or_else(|| {
             if self.server.dialect() == Dialect::Sqlite {
@@ -331,6 +391,8 @@ impl StepContext<'_> {
         StepHost {
             seconds: sampled.rows,
             metrics,
+            server_counters: None,
+            cpu_profile: None,
         }
     }
 }

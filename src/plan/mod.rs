@@ -72,6 +72,8 @@ pub struct Plan {
     /// Block devices the samplers watch (`--device`); empty: the disks
     /// under each server's data directory.
     pub devices: Vec<String>,
+    /// Profile the server's CPU during each step (`--cpu-profile`).
+    pub cpu_profile: bool,
     /// The order of measurements across targets and repetitions.
     pub interleave: interleave::Interleave,
     /// Smallest change the end-of-run report's verdicts report.
@@ -126,6 +128,8 @@ pub struct PlanInput {
     pub config_set: Option<String>,
     /// `--device` names, as given.
     pub devices: Vec<String>,
+    /// `--cpu-profile`: profile the server during each step.
+    pub cpu_profile: bool,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -297,6 +301,7 @@ impl Plan {
             server_cpus,
             client_cpus,
             devices,
+            cpu_profile: input.cpu_profile,
             suite,
             profile,
             targets,

@@ -111,7 +111,8 @@ pub fn choose(sizing: Sizing, data_bytes: u64, memory_bytes: u64) -> SizingChoic
                 note.push_str(": too little data for an IO-bound run, raise --table-size");
             } else if memory_bytes > 0 && data_bytes < memory_bytes {
                 note.push_str(
-                    " (the OS page cache can still hold it: misses are served from memory)",
+                    " (it fits in the OS page cache: the next line says what keeps managed \
+                     servers from reading it from there)",
                 );
             }
             (want, note)

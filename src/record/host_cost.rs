@@ -300,4 +300,10 @@ pub struct StepHost {
     /// One row per sampler interval, in order.
     pub seconds: Vec<HostSecond>,
     pub metrics: HostCost,
+    /// The server's own counters (`None`: not sampled; why is in
+    /// `metrics.missing["server_counters"]`).
+    pub server_counters: Option<super::server_counters::ServerCounters>,
+    /// The server's CPU profile (`--cpu-profile`; why there is none is in
+    /// `metrics.missing["cpu_profile"]`).
+    pub cpu_profile: Option<super::server_counters::CpuProfile>,
 }

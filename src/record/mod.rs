@@ -10,6 +10,7 @@
 pub mod host;
 pub mod host_cost;
 pub mod ibench;
+pub mod server_counters;
 pub mod step;
 pub mod step_info;
 pub mod target;
@@ -20,6 +21,7 @@ pub use host_cost::{
     HostSecond, OpRates, PerOp, Phase, StepHost,
 };
 pub use ibench::{ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla};
+pub use server_counters::{CounterKind, CounterReading, CpuProfile, ServerCounters};
 pub use step::{
     ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,
     SecondSample, StepResult, StepStatus, new_histogram,

@@ -223,6 +223,9 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         sysbench: None,
         ibench: Some(section),
         plan_changes: Vec::new(),
+        server: None,
+        profiles: None,
+        storage: Vec::new(),
         notes: Vec::new(),
     }
 }

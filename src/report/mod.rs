@@ -10,6 +10,7 @@
 
 pub mod context;
 pub mod cost;
+pub mod cpu_profile;
 pub mod files;
 pub mod format;
 pub mod history;
@@ -22,6 +23,8 @@ pub mod overview;
 pub mod plans;
 pub mod render;
 pub mod select;
+pub mod server_counters;
+pub mod storage;
 pub mod sysbench;
 pub mod test_names;
 

@@ -10,9 +10,11 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::context::{self, Context};
+use super::cpu_profile::{self, ProfileSection};
 use super::ibench::{self, IbenchSection};
 use super::plans::{self, PlanChange};
 use super::select::Selection;
+use super::server_counters::{self, ServerSection};
 use super::sysbench::{self, SysbenchSection};
 use crate::store::{RunRecord, StepRecord, TargetRecord};
 
@@ -170,6 +172,15 @@ pub struct Report {
     pub context: Context,
     pub sysbench: Option<SysbenchSection>,
     pub ibench: Option<IbenchSection>,
+    /// The server's own counters per step (absent when none were sampled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSection>,
+    /// CPU profiles per step (absent when none were asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<ProfileSection>,
+    /// iostat detail and `dbgb2` per step (empty when no disk was watched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub storage: Vec<super::storage::StorageStep>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -312,6 +323,9 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         targets,
         context,
         plan_changes: plans::changes(&columns),
+        server: server_counters::build(&columns),
+        profiles: cpu_profile::build(&columns),
+        storage: super::storage::build(&columns),
         sysbench,
         ibench,
         notes,

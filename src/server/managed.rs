@@ -56,6 +56,9 @@ pub struct ManagedServer<F> {
     pub(super) setup: Setup,
     stopped: bool,
     pub(super) family: F,
+    /// The memory cgroup of an IO-bound run (removed after the stop), or
+    /// why there is none; `None`: no limit was asked for.
+    memory_limit: Option<Result<super::cgroup::MemoryCgroup, String>>,
 }
 
 impl<F> ManagedServer<F> {
@@ -74,6 +77,7 @@ impl<F> ManagedServer<F> {
             setup,
             stopped: false,
             family,
+            memory_limit: None,
         })
     }
 
@@ -91,6 +95,13 @@ impl<F> ManagedServer<F> {
         extra["port"] = serde_json::json!(s.port);
         extra["server_user"] = serde_json::json!(s.user.name());
         extra["log"] = serde_json::json!(self.server.log_path());
+        match &self.memory_limit {
+            Some(Ok(group)) => extra["io_bound"] = serde_json::json!(group.describe()),
+            Some(Err(why)) => {
+                extra["io_bound"] = serde_json::json!(format!("no memory limit: {why}"))
+            }
+            None => {}
+        }
         if s.datadir != s.requested_datadir {
             extra["requested_datadir"] = serde_json::json!(s.requested_datadir);
         }
@@ -148,13 +159,26 @@ impl<F> ManagedServer<F> {
         }
         self.stopped = true;
         let s = &mut self.setup;
-        stop_server(
+        let stopped = stop_server(
             &mut self.server,
             s.title,
             s.stop_signal,
             s.grace,
             &mut s.scratch,
-        )
+        );
+        // Empty now: the group can go.
+        self.memory_limit = None;
+        stopped
+    }
+
+    /// Limits the server's process tree, page cache included, to
+    /// `limit_bytes` with a memory cgroup (an IO-bound run); returns what
+    /// applied or why nothing could, also recorded in the target's facts.
+    pub fn limit_memory(&mut self, limit_bytes: u64) -> Result<String, String> {
+        let group = super::cgroup::MemoryCgroup::around(self.pid(), limit_bytes);
+        let said = group.as_ref().map(|g| g.describe()).map_err(Clone::clone);
+        self.memory_limit = Some(group);
+        said
     }
 }
 

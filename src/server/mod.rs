@@ -3,6 +3,7 @@
 //! always happens (on success, error, Ctrl-C and panic).
 
 pub mod account;
+pub mod cgroup;
 pub mod datadir;
 pub mod lifecycle;
 pub mod managed;

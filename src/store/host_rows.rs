@@ -243,6 +243,12 @@ pub(super) fn insert(db: &mut Backend, step_id: i64, host: &StepHost) -> Result<
         &bound(&before, &disk, &after),
     )
     .context("host summary")?;
+    if let Some(counters) = &host.server_counters {
+        super::counter_rows::insert(db, step_id, counters)?;
+    }
+    if let Some(profile) = &host.cpu_profile {
+        super::counter_rows::insert_profile(db, step_id, profile)?;
+    }
     Ok(())
 }
 
@@ -266,7 +272,16 @@ pub(super) fn load(db: &mut Backend, step_id: i64) -> Result<Option<StepHost>> {
         .map(|r| second_from_row(&r))
         .collect::<Result<Vec<_>>>()
         .with_context(|| format!("step {step_id}: step_host_seconds"))?;
-    Ok(Some(StepHost { seconds, metrics }))
+    let server_counters = super::counter_rows::load(db, step_id)
+        .with_context(|| format!("step {step_id}: step_server_counters"))?;
+    let cpu_profile = super::counter_rows::load_profile(db, step_id)
+        .with_context(|| format!("step {step_id}: step_cpu_profiles"))?;
+    Ok(Some(StepHost {
+        seconds,
+        metrics,
+        server_counters,
+        cpu_profile,
+    }))
 }
 
 fn second_from_row(r: &Row<'_>) -> Result<HostSecond> {

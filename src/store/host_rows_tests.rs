@@ -68,7 +68,30 @@ fn sample_host() -> StepHost {
     );
     metrics.db_bytes = Some(11_091_303);
     metrics.sampler_cpu_pct = Some(0.0625);
-    StepHost { seconds, metrics }
+    // Two readings of the server's counters, one value read only once.
+    let reading = |seq: i64, phase, values: &[(&str, f64)]| crate::record::CounterReading {
+        sec: seq - 1,
+        phase,
+        end_secs: seq as f64 * 1.25,
+        values: values.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+    };
+    let server_counters = Some(crate::record::ServerCounters {
+        readings: vec![
+            reading(0, Phase::Warmup, &[("wal_bytes", 1e9), ("n_dead_tup", 0.0)]),
+            reading(1, Phase::Measured, &[("wal_bytes", 1.5e9 + 0.25)]),
+        ],
+    });
+    StepHost {
+        seconds,
+        metrics,
+        server_counters,
+        cpu_profile: Some(crate::record::CpuProfile {
+            hz: 499,
+            secs: 2.5,
+            samples: 7,
+            folded: "postgres;PostgresMain;ExecScan 5\npostgres;[unknown] 2\n".into(),
+        }),
+    }
 }
 
 #[test]
@@ -110,6 +133,8 @@ fn samples_and_summary_round_trip_with_missing_values() {
     let empty = StepHost {
         seconds: vec![],
         metrics: HostCost::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new()),
+        server_counters: None,
+        cpu_profile: None,
     };
     store
         .write_step_with_host(
@@ -133,7 +158,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
         let mut store = Store::open(dir.path()).unwrap();
         let run = crate::store::tests::write_sample_run(&mut store);
         // Turn it into what a build before the samplers left behind (the
-        // migrations before V2_SAMPLERS).
+        // migrations before V2_SAMPLERS; later ones go too).
         let before = crate::store::schema::MIGRATIONS
             .iter()
             .position(|m| m.name == "V2_SAMPLERS")
@@ -141,7 +166,8 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
         store
             .db()
             .batch(&format!(
-                "DROP TABLE step_host_seconds; DROP TABLE step_metrics;
+                "DROP TABLE step_server_counters; DROP TABLE step_cpu_profiles;
+                 DROP TABLE step_host_seconds; DROP TABLE step_metrics;
                  DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid;
                  ALTER TABLE runs DROP COLUMN origin;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"

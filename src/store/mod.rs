@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod cells;
+mod counter_rows;
 pub mod export;
 mod host_rows;
 pub mod hw_columns;

@@ -9,7 +9,9 @@
 //! Rules for changing the schema: never edit a published script, append a
 //! new one. Migrations: repetitions and stored plans (matrix), multi-role
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
-//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
+//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth), the
+//! server's own counters (`SERVER_COUNTERS`) and CPU profiles
+//! (`CPU_PROFILES`).
 //!
 //! One list serves both engines. A script is written in SQLite's DDL and
 //! kept portable: for PostgreSQL, [`postgres_ddl`] maps the types
@@ -374,6 +376,35 @@ ALTER TABLE runs ADD COLUMN origin TEXT;
 CREATE UNIQUE INDEX runs_uuid ON runs (uuid);
 "#;
 
+/// The server's own counters (issue 13): every reading of the DBMS's
+/// statistics views during a step, one row per value, raw (cumulative
+/// counters and levels as the server reports them). Portable SQL: TEXT,
+/// INTEGER and REAL only.
+const SERVER_COUNTERS: &str = r#"
+CREATE TABLE step_server_counters (
+    step_id  INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    seq      INTEGER NOT NULL,     -- reading order; 0 is the baseline before the step
+    sec      INTEGER NOT NULL,     -- the host seconds' numbering
+    phase    TEXT NOT NULL,        -- warmup | measured | after
+    end_secs REAL NOT NULL,        -- when it was read, since the sampler started
+    name     TEXT NOT NULL,        -- record::server_counters::COUNTERS
+    value    REAL NOT NULL,
+    PRIMARY KEY (step_id, seq, name)
+);
+"#;
+
+/// CPU profiles of the server (`--cpu-profile`, issue 13): per step, the
+/// folded stacks perf sampled during the measured interval.
+const CPU_PROFILES: &str = r#"
+CREATE TABLE step_cpu_profiles (
+    step_id INTEGER PRIMARY KEY REFERENCES steps (id) ON DELETE CASCADE,
+    hz      INTEGER NOT NULL,      -- samples per second per CPU
+    secs    REAL NOT NULL,         -- how long perf sampled
+    samples INTEGER NOT NULL,
+    folded  TEXT NOT NULL          -- "root;...;leaf COUNT" lines
+);
+"#;
+
 /// The migrations, oldest first; migration `i` takes a database from
 /// schema `i` to schema `i + 1`. A new one is appended as
 /// `Migration::portable("NAME", NAME)`.
@@ -407,6 +438,8 @@ pub const MIGRATIONS: &[Migration] = &[
         postgres: Postgres::Translated,
         then: Some(give_runs_uuids),
     },
+    Migration::portable("SERVER_COUNTERS", SERVER_COUNTERS),
+    Migration::portable("CPU_PROFILES", CPU_PROFILES),
 ];
 
 /// The schema version this build writes and reads.

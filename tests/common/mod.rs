@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: real managed servers in temp
-//! directories, and the tidemark binary. The checks several tests make
+//! directories, the tidemark binary and headless Chromium ([`chromium`]). The checks several tests make
 //! alike live in the submodules: CLI runs and Ctrl-C ([`cli_runs`]), the
 //! Insert Benchmark steps ([`ibench_checks`]), the samplers
 //! ([`sampler_checks`]) and the sysbench microbenchmarks

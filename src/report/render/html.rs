@@ -93,6 +93,15 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.ibench {
         super::html_ibench::section(&mut o, r, s);
     }
+    if let Some(s) = &r.server {
+        super::html_server::section(&mut o, r, s);
+    }
+    if let Some(s) = &r.profiles {
+        super::html_profile::section(&mut o, r, s);
+    }
+    if !r.storage.is_empty() {
+        super::html_server::storage(&mut o, r, &r.storage);
+    }
     plans(&mut o, r);
     o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");

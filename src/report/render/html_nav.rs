@@ -39,6 +39,15 @@ pub(super) fn toc(o: &mut String, r: &Report) {
     if r.ibench.is_some() {
         o.push_str("<a href=\"#ibench\">Insert Benchmark</a>");
     }
+    if r.server.is_some() {
+        o.push_str("<a href=\"#server-counters\">Server counters</a>");
+    }
+    if r.profiles.is_some() {
+        o.push_str("<a href=\"#cpu-profiles\">CPU profiles</a>");
+    }
+    if !r.storage.is_empty() {
+        o.push_str("<a href=\"#storage\">Storage</a>");
+    }
     if !r.plan_changes.is_empty() {
         o.push_str("<a href=\"#plans\">Plan changes</a>");
     }

@@ -55,7 +55,8 @@ fn title(r: &Report) -> String {
 
 /// The report as (file stem, Markdown) sections, in the order the whole
 /// report lists them: `summary`, `context`, `sysbench-<group>` (each with
-/// its own legend, so it pastes alone), `ibench`, `plans`. `tidemark
+/// its own legend, so it pastes alone), `chain`, `ibench`, `server`
+/// (server counters, CPU profiles, storage detail), `plans`. `tidemark
 /// report` writes each as `sections/<stem>.md` besides `report.md`.
 pub fn sections(r: &Report) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -84,6 +85,19 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
         let mut o = String::new();
         ibench(&mut o, r, s);
         out.push(("ibench".to_string(), o));
+    }
+    let mut o = String::new();
+    if let Some(s) = &r.server {
+        super::md_server::section(&mut o, r, s);
+    }
+    if let Some(s) = &r.profiles {
+        super::md_server::profiles(&mut o, r, s);
+    }
+    if !r.storage.is_empty() {
+        super::md_server::storage(&mut o, r, &r.storage);
+    }
+    if !o.is_empty() {
+        out.push(("server".to_string(), o));
     }
     let mut o = String::new();
     plans(&mut o, r);

@@ -5,7 +5,9 @@
 //!
 //! [`markdown`] (paste into a post), [`html`] (one self-contained page,
 //! with [`html_ibench`] and [`svg`] charts), [`json`] (the whole model) and
-//! [`csv`] (one row per test and target); [`chain`] is the `--chain`
+//! [`csv`] (one row per test and target); [`html_server`], [`html_profile`]
+//! and [`md_server`] draw the server counters, CPU profiles and storage
+//! detail; [`chain`] is the `--chain`
 //! table the Markdown and HTML renderers add.
 
 pub mod chain;
@@ -19,6 +21,9 @@ pub mod json;
 pub mod markdown;
 pub mod markdown_overview;
 pub mod markdown_sysbench;
+pub mod html_profile;
+pub mod html_server;
+pub mod md_server;
 pub mod svg;
 
 use anyhow::Result;

@@ -1,0 +1,326 @@
+//! CPU profiles of the server (`--cpu-profile`): `perf record` with the
+//! kernel's software clock (`cpu-clock`, which works where hardware
+//! counters do not, e.g. in VMs) and call graphs, attached to the server's
+//! process tree for the measured part of a step; the samples are folded
+//! into one line per distinct stack (`main;PostgresMain;exec_simple_query
+//! 42`) by `inferno`, the format flamegraphs are drawn from.
+//!
+//! perf runs as our child with a parent-death signal, and [`Profiler`]
+//! stops it when dropped, so neither Ctrl-C nor a failed step nor a crash
+//! of tidemark leaves a perf process behind; its data file is removed.
+
+use std::io::{BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use inferno::collapse::Collapse;
+use inferno::collapse::perf::Folder;
+
+use crate::record::CpuProfile;
+
+/// Samples per second and CPU: low enough that the server barely notices.
+pub const SAMPLE_HZ: u32 = 499;
+
+/// How long perf gets to write its data after SIGINT.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// The thread that owns perf: its stop signal and its outcome.
+type Keeper = (Sender<()>, JoinHandle<Result<(), String>>);
+
+/// A running `perf record` on the server's processes. perf is started,
+/// watched and stopped by a thread of its own: the parent-death signal
+/// that ends perf if tidemark dies follows the thread that forked it, so
+/// that thread must live exactly as long as the profile.
+pub struct Profiler {
+    keeper: Option<Keeper>,
+    perf_pid: u32,
+    data: PathBuf,
+    started: Instant,
+}
+
+/// Why no profile can be taken on this host, or `None` when perf can run:
+/// checked before a run starts so the user learns it once.
+pub fn unavailable() -> Option<String> {
+    let works = Command::new("perf")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        return Some(
+            "perf is not installed: install linux-perf (Debian) or linux-tools (Ubuntu) for --cpu-profile"
+                .into(),
+        );
+    }
+    let root = nix::unistd::geteuid().is_root();
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    (!root && paranoid > 1).then(|| {
+        format!(
+            "kernel.perf_event_paranoid is {paranoid}: perf may not watch other users' processes; \
+             run tidemark as root or sysctl kernel.perf_event_paranoid=1"
+        )
+    })
+}
+
+impl Profiler {
+    /// Starts sampling the process tree of `server_pid` (and children it
+    /// forks from now on); `Err` says why not.
+    pub fn start(server_pid: u32) -> Result<Profiler, String> {
+        if let Some(why) = unavailable() {
+            return Err(why);
+        }
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let data = std::env::temp_dir().join(format!(
+            "tidemark-perf-{}-{}.data",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        let pids: Vec<String> = crate::util::process_tree::process_and_descendants(server_pid)
+            .iter()
+            .map(u32::to_string)
+            .collect();
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let file = data.clone();
+        let keeper = std::thread::Builder::new()
+            .name("perf-keeper".into())
+            .spawn(move || {
+                let mut child = match spawn_perf(&pids.join(","), &file) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return Ok(());
+                    }
+                };
+                let _ = ready_tx.send(Ok(child.id()));
+                // Until stop() or the Profiler is dropped.
+                let _ = stop_rx.recv();
+                end_perf(&mut child)
+            })
+            .map_err(|e| format!("the perf thread could not start: {e}"))?;
+        match ready_rx.recv() {
+            Ok(Ok(perf_pid)) => Ok(Profiler {
+                keeper: Some((stop_tx, keeper)),
+                perf_pid,
+                data,
+                started: Instant::now(),
+            }),
+            Ok(Err(e)) => {
+                let _ = keeper.join();
+                Err(e)
+            }
+            Err(_) => Err("the perf thread ended before perf started".into()),
+        }
+    }
+
+    /// The process id of the running perf.
+    pub fn perf_pid(&self) -> u32 {
+        self.perf_pid
+    }
+
+    /// Stops perf and folds what it sampled.
+    pub fn stop(mut self) -> Result<CpuProfile, String> {
+        let secs = self.started.elapsed().as_secs_f64();
+        self.end()?;
+        let script = Command::new("perf")
+            .args(["script", "-F", "comm,pid,tid,time,event,ip,sym,dso", "-i"])
+            .arg(&self.data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("perf script could not start: {e}"))?;
+        let mut script = ChildGuard(script);
+        let out = script.0.stdout.take().expect("piped stdout");
+        let mut folded = Vec::new();
+        Folder::default()
+            .collapse(BufReader::new(out), &mut folded)
+            .map_err(|e| format!("folding perf's stacks: {e}"))?;
+        let _ = script.0.wait();
+        let folded =
+            String::from_utf8(folded).map_err(|e| format!("perf's stacks are not text: {e}"))?;
+        let samples = folded
+            .lines()
+            .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+            .sum();
+        Ok(CpuProfile {
+            hz: SAMPLE_HZ,
+            secs,
+            samples,
+            folded,
+        })
+    }
+
+    /// Tells the keeper thread to stop perf and waits for it.
+    fn end(&mut self) -> Result<(), String> {
+        let Some((stop, keeper)) = self.keeper.take() else {
+            return Err("perf record is not running".into());
+        };
+        let _ = stop.send(());
+        keeper
+            .join()
+            .unwrap_or_else(|_| Err("the perf thread panicked".into()))
+    }
+}
+
+/// Starts `perf record` on `pids` (comma-separated) writing to `data`; an
+/// error if it exits at once (a bad pid, a refused event).
+fn spawn_perf(pids: &str, data: &std::path::Path) -> Result<Child, String> {
+    let mut cmd = Command::new("perf");
+    cmd.args(["record", "-e", "cpu-clock", "-g", "--quiet", "-F"])
+        .arg(SAMPLE_HZ.to_string())
+        .arg("-p")
+        .arg(pids)
+        .arg("-o")
+        .arg(data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: setpgid and prctl are async-signal-safe; nothing else runs
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Our Ctrl-C is ours to handle: perf stops when we say so.
+            libc::setpgid(0, 0);
+            // If tidemark (this thread) dies, perf goes with it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("perf record could not start: {e}"))?;
+    std::thread::sleep(Duration::from_millis(150));
+    if let Ok(Some(status)) = child.try_wait() {
+        return Err(format!(
+            "perf record exited at once ({status}): {}",
+            first_line(&mut child)
+        ));
+    }
+    Ok(child)
+}
+
+fn first_line(child: &mut Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err.lines().next().unwrap_or("no message").to_string()
+}
+
+/// SIGINT to perf (it writes its data and exits), a kill if it does not
+/// within [`STOP_WAIT`].
+fn end_perf(child: &mut Child) -> Result<(), String> {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+    let until = Instant::now() + STOP_WAIT;
+    loop {
+        match child.try_wait() {
+            // perf writes its data on SIGINT, then re-raises it.
+            Ok(Some(status))
+                if status.success()
+                    || std::os::unix::process::ExitStatusExt::signal(&status)
+                        == Some(libc::SIGINT) =>
+            {
+                return Ok(());
+            }
+            Ok(Some(status)) => {
+                return Err(format!(
+                    "perf record failed ({status}): {}",
+                    first_line(child)
+                ));
+            }
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("perf record did not stop within 10 s and was killed".into());
+            }
+        }
+    }
+}
+
+impl Drop for Profiler {
+    fn drop(&mut self) {
+        if self.keeper.is_some() {
+            let _ = self.end();
+        }
+        let _ = std::fs::remove_file(&self.data);
+    }
+}
+
+/// Kills and reaps a helper process if it is still running when dropped.
+struct ChildGuard(Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_child_is_profiled_and_nothing_is_left_behind() {
+        if let Some(why) = unavailable() {
+            panic!("this host cannot profile: {why}");
+        }
+        let busy = ChildGuard(
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let p = Profiler::start(busy.0.id()).unwrap();
+        let perf_pid = p.perf_pid;
+        // Until the child has had 0.3 s of CPU (a loaded machine gives it
+        // less than the wall time).
+        let cpu = |pid: u32| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let f: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            (ticks(11) + ticks(12)) / crate::metrics::procfs::clock_ticks_per_sec()
+        };
+        let (start, until) = (cpu(busy.0.id()), Instant::now() + Duration::from_secs(20));
+        while cpu(busy.0.id()) - start < 0.3 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let profile = p.stop().unwrap();
+        drop(busy);
+        assert!(profile.samples > 5, "{profile:?}");
+        assert!(
+            profile.folded.lines().all(|l| l.starts_with("sh")),
+            "{}",
+            profile.folded
+        );
+        assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
+
+        // Dropped without stop: perf ends and its file goes.
+        let p = Profiler::start(std::process::id()).unwrap();
+        let (perf_pid, data) = (p.perf_pid, p.data.clone());
+        drop(p);
+        assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
+        assert!(!data.exists());
+        assert!(Profiler::start(u32::MAX - 1).is_err(), "no such process");
+    }
+}

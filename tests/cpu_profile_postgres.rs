@@ -1,0 +1,247 @@
+//! `--cpu-profile` against real managed PostgreSQL servers: the stored
+//! stacks name PostgreSQL's executor and protocol functions, the HTML
+//! report (drawn by headless Chromium) shows a flamegraph per target and a
+//! differential one, the overhead is measured, and no perf process or data
+//! file is left after a run or a Ctrl-C.
+
+mod common;
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use common::chromium::chromium_cmd;
+use common::cli_runs::{Watched, short_run};
+use common::*;
+use tidemark::db::Dialect;
+use tidemark::metrics::cpu_profile::Profiler;
+use tidemark::runner::run_step;
+use tidemark::workload::sysbench::{catalog, load};
+
+/// perf processes a tidemark started (their data files are named so).
+fn our_perfs() -> Vec<u32> {
+    pids_mentioning("perf", "tidemark-perf-")
+}
+
+fn perf_files_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("tidemark-perf-{pid}-")))
+        .collect()
+}
+
+/// Counts the rendered flamegraphs (each `svg.flamegraph` with a box and
+/// drawn frames) in a page, as Chromium lays it out.
+const PROBE: &str = r#"<script>
+const graphs = [...document.querySelectorAll('svg.flamegraph')].map(s => {
+  const r = s.getBoundingClientRect();
+  const frames = [...s.querySelectorAll('rect')].filter(e => e.getBBox().width > 0).length;
+  return [s.parentElement.className, Math.round(r.width), Math.round(r.height), frames];
+});
+const out = document.createElement('pre');
+out.textContent = 'PROBE' + JSON.stringify(graphs) + 'END';
+document.body.appendChild(out);
+</script></body>"#;
+
+#[test]
+fn profiles_name_postgres_functions_and_draw_flamegraphs_for_two_targets() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = short_run(
+        results,
+        "point-query",
+        &["pg@system", "pg@system:work_mem=8MB"],
+        &["--cpu-profile"],
+    );
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "3".into();
+    let o = run_tidemark(&args);
+    assert_success(&o);
+    assert!(our_perfs().is_empty(), "no perf left after the run");
+
+    let store = tidemark::store::Store::open_existing(std::path::Path::new(results)).unwrap();
+    let run = store.load_run(1).unwrap();
+    for t in &run.targets {
+        let host = t.steps[0].host.as_ref().unwrap();
+        let p = host
+            .cpu_profile
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no profile: {:?}", t.info.label, host.metrics.missing));
+        assert!(p.samples > 20, "{}: {} samples", t.info.label, p.samples);
+        // The heaviest stacks run through the executor or the protocol.
+        let mut stacks: Vec<(&str, u64)> = p
+            .folded
+            .lines()
+            .filter_map(|l| {
+                let (s, n) = l.rsplit_once(' ')?;
+                Some((s, n.parse().ok()?))
+            })
+            .collect();
+        stacks.sort_by_key(|s| std::cmp::Reverse(s.1));
+        let named = [
+            "PostgresMain",
+            "exec_",
+            "Exec",
+            "PortalRun",
+            "pq_",
+            "standard_Executor",
+        ];
+        let top: Vec<&str> = stacks.iter().take(10).map(|s| s.0).collect();
+        assert!(
+            top.iter()
+                .filter(|s| named.iter().any(|n| s.contains(n)))
+                .count()
+                >= 5,
+            "{top:#?}"
+        );
+    }
+
+    let out = dir.path().join("report");
+    let o = run_tidemark(&["report", "--results", results, "-o", out.to_str().unwrap()]);
+    assert_success(&o);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!page.contains("<script"), "the report stays script-free");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("### Top functions of point-query"), "{md}");
+    let probe = out.join("probe.html");
+    std::fs::write(&probe, page.replace("</body>", PROBE)).unwrap();
+    let o = chromium_cmd(&dir.path().join("chromium"))
+        .arg("--window-size=1280,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let json = dom
+        .rsplit_once("PROBE")
+        .and_then(|(_, r)| r.split_once("END"))
+        .map(|(j, _)| j)
+        .expect("the probe ran");
+    let graphs: Vec<(String, u64, u64, u64)> = serde_json::from_str(json).unwrap();
+    let kinds: Vec<&str> = graphs.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(kinds, ["flame", "flame", "flame diff"], "{graphs:?}");
+    for (kind, w, h, frames) in &graphs {
+        assert!(
+            *w > 600 && *h > 100 && *frames > 20,
+            "{kind}: {w}×{h}, {frames} frames"
+        );
+    }
+}
+
+#[test]
+fn the_overhead_of_profiling_is_measured() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let connector = PgConnector(server.connect_options());
+    let cancel = AtomicBool::new(false);
+    load::create_and_load(&connector, 1, 20_000, 3, 2, &cancel, &mut |_, _| {}).unwrap();
+    let suite = sysbench_checks::suite(Dialect::Postgres, 5.0);
+    let test = catalog::select(&["point-query".to_string()]).unwrap()[0].clone();
+    let plan = suite.step_plan(&test, "pg");
+    let pid = server.pid();
+    let qps = |profiled: bool| {
+        // As a step does: perf attaches at the first second, to the
+        // backends the clients have (perf -p follows no new process).
+        let mut profiler = None;
+        let r = run_step(
+            &plan,
+            &connector,
+            &|c| suite.client(&test, c),
+            &cancel,
+            &mut |_| {
+                if profiled && profiler.is_none() {
+                    profiler = Some(Profiler::start(pid).unwrap());
+                }
+            },
+        )
+        .unwrap();
+        if let Some(p) = profiler {
+            assert!(p.stop().unwrap().samples > 0);
+        }
+        r.qps()
+    };
+    // Alternating, twice each, on the same server.
+    let runs: Vec<(bool, f64)> = [false, true, false, true]
+        .into_iter()
+        .map(|p| (p, qps(p)))
+        .collect();
+    let mean = |p: bool| {
+        let v: Vec<f64> = runs.iter().filter(|r| r.0 == p).map(|r| r.1).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (without, with) = (mean(false), mean(true));
+    eprintln!(
+        "point-query QPS without perf {without:.0}, with perf {with:.0}: {:+.1}% ({runs:?})",
+        (with / without - 1.0) * 100.0
+    );
+    assert!(
+        with > 0.5 * without,
+        "profiling halves throughput: {runs:?}"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn ctrl_c_during_a_profiled_step_leaves_no_perf_behind() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "30".into();
+    let mut run = Watched::tidemark(&args);
+    let pid = run.child.id();
+    // The step's measured part has begun once perf runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while our_perfs().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "perf never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130));
+    assert!(our_perfs().is_empty(), "no perf left after Ctrl-C");
+    assert!(perf_files_of(pid).is_empty(), "{:?}", perf_files_of(pid));
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+#[test]
+fn a_failed_profiled_step_leaves_no_perf_behind() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "30".into();
+    let mut run = Watched::tidemark(&args);
+    let pid = run.child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while our_perfs().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "perf never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The server dies under the step: the step fails, the run ends.
+    for p in postgres_pids_mentioning(results) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(s) = run.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the run ends");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success(), "a failed step fails the run");
+    assert!(our_perfs().is_empty(), "no perf left after a failed step");
+    assert!(perf_files_of(pid).is_empty(), "{:?}", perf_files_of(pid));
+}

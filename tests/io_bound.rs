@@ -1,0 +1,113 @@
+//! `--sizing io-bound` on managed servers reads from storage: PostgreSQL
+//! runs in a memory cgroup (page cache included) a little above its shared
+//! buffers, MariaDB gets a buffer pool of the same size and reads with
+//! O_DIRECT. Quick point queries then read from the disk on every query or
+//! so, where the cached run of the same data reads nothing; the cgroup is
+//! gone after the run.
+
+mod common;
+
+use common::sampler_checks::{export_steps, num};
+use common::*;
+
+/// Storage reads per query (the watched disks') and KB the server's own
+/// processes read from storage per query, of one quick point-query run
+/// with `sizing` on `target`, and the target's stored `io_bound` fact.
+/// The disks are shared with the rest of the machine; the server's own
+/// reads are its alone.
+fn reads_per_query(target: &str, sizing: &str) -> ((f64, f64), Option<String>) {
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let o = run_tidemark(&[
+        "run",
+        "--results",
+        results,
+        "--target",
+        target,
+        "--tests",
+        "point-query",
+        "--table-size",
+        "300000",
+        "--read-secs",
+        "4",
+        "--warmup-secs",
+        "1",
+        "--sizing",
+        sizing,
+        "--no-report",
+    ]);
+    assert_success(&o);
+    if sizing == "io-bound" {
+        assert!(
+            stderr(&o)
+                .lines()
+                .any(|l| l.starts_with("io-bound: managed")),
+            "the run says how it keeps the data out of memory: {}",
+            stderr(&o)
+        );
+    }
+    let steps = export_steps(results);
+    let doc = common::cli_runs::export_json(results);
+    let fact = doc["runs"][0]["targets"][0]["extra"]["io_bound"]
+        .as_str()
+        .map(str::to_string);
+    let hw = &steps[0]["hw"];
+    ((num(hw, "rpq"), num(hw, "srkbpq")), fact)
+}
+
+fn no_cgroup_left() {
+    for root in [
+        "/sys/fs/cgroup/memory",
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+    ] {
+        let left: Vec<String> = std::fs::read_dir(root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tidemark-"))
+            .collect();
+        assert!(left.is_empty(), "cgroups left in {root}: {left:?}");
+    }
+}
+
+#[test]
+fn io_bound_postgres_reads_from_storage_where_cached_does_not() {
+    let _turn = serial();
+    let (io, fact) = reads_per_query("pg@system", "io-bound");
+    no_cgroup_left();
+    let (cached, none) = reads_per_query("pg@system", "cached");
+    eprintln!(
+        "PostgreSQL reads, KB read by the server per query: io-bound {io:?}, cached {cached:?}"
+    );
+    assert!(fact.unwrap().contains("memory cgroup"));
+    assert_eq!(none, None, "no limit in a cached run");
+    assert!(
+        io.0 > 0.1 && io.1 > 2.0,
+        "io-bound reads from storage: {io:?}"
+    );
+    assert!(
+        cached.1 < 0.05,
+        "the cached server reads nothing: {cached:?}"
+    );
+    assert!(io.0 > 10.0 * cached.0, "{io:?} vs {cached:?}");
+}
+
+#[test]
+fn io_bound_mariadb_reads_from_storage_where_cached_does_not() {
+    let _turn = serial();
+    let (io, _) = reads_per_query("mariadb@system", "io-bound");
+    let (cached, _) = reads_per_query("mariadb@system", "cached");
+    eprintln!("MariaDB reads, KB read by the server per query: io-bound {io:?}, cached {cached:?}");
+    assert!(
+        io.0 > 0.1 && io.1 > 2.0,
+        "io-bound reads from storage: {io:?}"
+    );
+    assert!(
+        cached.1 < 0.05,
+        "the cached server reads nothing: {cached:?}"
+    );
+    assert!(io.0 > 10.0 * cached.0, "{io:?} vs {cached:?}");
+}
