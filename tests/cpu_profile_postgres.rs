@@ -1,21 +1,17 @@
 //! `--cpu-profile` against real managed PostgreSQL servers: the stored
 //! stacks name PostgreSQL's executor and protocol functions, the HTML
 //! report (drawn by headless Chromium) shows a flamegraph per target and a
-//! differential one, the overhead is measured, and no perf process or data
-//! file is left after a run or a Ctrl-C.
+//! differential one, and no perf process or data file is left after a run,
+//! a Ctrl-C or a failed step. The overhead is measured by
+//! `bench/cpu_profile_overhead.sh`.
 
 mod common;
 
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use common::chromium::chromium_cmd;
 use common::cli_runs::{Watched, short_run};
 use common::*;
-use tidemark::db::Dialect;
-use tidemark::metrics::cpu_profile::Profiler;
-use tidemark::runner::run_step;
-use tidemark::workload::sysbench::{catalog, load};
 
 /// perf processes a tidemark started (their data files are named so).
 fn our_perfs() -> Vec<u32> {
@@ -103,7 +99,12 @@ fn profiles_name_postgres_functions_and_draw_flamegraphs_for_two_targets() {
     let o = run_tidemark(&["report", "--results", results, "-o", out.to_str().unwrap()]);
     assert_success(&o);
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(!page.contains("<script"), "the report stays script-free");
+    // The page's one script is the navigation filter; the flamegraphs carry
+    // none (they are drawn as plain SVG).
+    for svg in page.split("<svg").skip(1) {
+        let svg = svg.split("</svg>").next().unwrap_or_default();
+        assert!(!svg.contains("<script"), "a flamegraph stays script-free");
+    }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("### Top functions of point-query"), "{md}");
     let probe = out.join("probe.html");
@@ -129,60 +130,6 @@ fn profiles_name_postgres_functions_and_draw_flamegraphs_for_two_targets() {
             "{kind}: {w}×{h}, {frames} frames"
         );
     }
-}
-
-#[test]
-fn the_overhead_of_profiling_is_measured() {
-    let _turn = serial();
-    let dir = server_tempdir();
-    let mut server = start_pg(dir.path(), &[]);
-    let connector = PgConnector(server.connect_options());
-    let cancel = AtomicBool::new(false);
-    load::create_and_load(&connector, 1, 20_000, 3, 2, &cancel, &mut |_, _| {}).unwrap();
-    let suite = sysbench_checks::suite(Dialect::Postgres, 5.0);
-    let test = catalog::select(&["point-query".to_string()]).unwrap()[0].clone();
-    let plan = suite.step_plan(&test, "pg");
-    let pid = server.pid();
-    let qps = |profiled: bool| {
-        // As a step does: perf attaches at the first second, to the
-        // backends the clients have (perf -p follows no new process).
-        let mut profiler = None;
-        let r = run_step(
-            &plan,
-            &connector,
-            &|c| suite.client(&test, c),
-            &cancel,
-            &mut |_| {
-                if profiled && profiler.is_none() {
-                    profiler = Some(Profiler::start(pid).unwrap());
-                }
-            },
-        )
-        .unwrap();
-        if let Some(p) = profiler {
-            assert!(p.stop().unwrap().samples > 0);
-        }
-        r.qps()
-    };
-    // Alternating, twice each, on the same server.
-    let runs: Vec<(bool, f64)> = [false, true, false, true]
-        .into_iter()
-        .map(|p| (p, qps(p)))
-        .collect();
-    let mean = |p: bool| {
-        let v: Vec<f64> = runs.iter().filter(|r| r.0 == p).map(|r| r.1).collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    };
-    let (without, with) = (mean(false), mean(true));
-    eprintln!(
-        "point-query QPS without perf {without:.0}, with perf {with:.0}: {:+.1}% ({runs:?})",
-        (with / without - 1.0) * 100.0
-    );
-    assert!(
-        with > 0.5 * without,
-        "profiling halves throughput: {runs:?}"
-    );
-    server.stop().unwrap();
 }
 
 #[test]

@@ -114,11 +114,17 @@ impl Profiler {
                 data,
                 started: Instant::now(),
             }),
+            // perf may have created its file before it gave up (its
+            // processes ended as it attached): nothing of it stays.
             Ok(Err(e)) => {
                 let _ = keeper.join();
+                let _ = std::fs::remove_file(&data);
                 Err(e)
             }
-            Err(_) => Err("the perf thread ended before perf started".into()),
+            Err(_) => {
+                let _ = std::fs::remove_file(&data);
+                Err("the perf thread ended before perf started".into())
+            }
         }
     }
 
