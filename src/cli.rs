@@ -9,6 +9,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::plan::{Overrides, Plan, PlanInput};
+use crate::util::redact::redact_url_passwords;
 
 /// Exit code for a run stopped by Ctrl-C (defined by the run it stops).
 pub use crate::orchestrate::EXIT_INTERRUPTED;
@@ -372,14 +373,25 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
 /// Runs the verb and returns the process exit code. Errors are printed here,
 /// once, as `tidemark: <one line>`.
 pub fn main_with_args(args: Vec<String>) -> i32 {
-    let command_line = args.join(" ");
+    // Recorded with the run and shown in its report: never with a password.
+    let command_line = args
+        .iter()
+        .map(|a| redact_url_passwords(a))
+        .collect::<Vec<_>>()
+        .join(" ");
     let parsed = Cli::command()
         .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            // clap quotes the offending argument, which may be a URL.
+            let text = redact_url_passwords(&e.render().to_string());
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
             return e.exit_code();
         }
     };
@@ -398,7 +410,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("tidemark: {}", one_line(&e));
+            eprintln!("tidemark: {}", redact_url_passwords(&one_line(&e)));
             1
         }
     }

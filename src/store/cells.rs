@@ -15,6 +15,7 @@ use rusqlite::{OptionalExtension, params};
 use super::write::bind_target;
 use super::{StepRecord, Store};
 use crate::record::TargetInfo;
+use crate::util::redact::redact_url_passwords;
 
 /// Step statuses that count as measured.
 pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
@@ -103,7 +104,7 @@ impl Store {
     pub fn set_run_plan(&mut self, run_id: i64, plan_json: &str) -> Result<()> {
         let n = self.conn.execute(
             "UPDATE runs SET plan_json = ?2 WHERE id = ?1",
-            params![run_id, plan_json],
+            params![run_id, redact_url_passwords(plan_json)],
         )?;
         if n == 0 {
             return Err(self.unknown_run(run_id));

@@ -9,7 +9,9 @@
 //! Rules for changing the schema: never edit a published script, append a
 //! new one. Migrations: repetitions and stored plans (matrix), multi-role
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
-//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth).
+//! summary (`V2_SAMPLERS`, named before the merge that placed it fourth),
+//! passwords scrubbed from older runs (`SCRUB_PASSWORDS`), the process
+//! running a run (`RUN_PROCESS`).
 //!
 //! Enumerated text columns (statuses, groups) are validated by tidemark, not
 //! by CHECK constraints, so that a later version can add a value without
@@ -18,6 +20,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// Schema version 1: runs, targets, steps and what each step measured.
@@ -356,9 +359,44 @@ CREATE TABLE step_metrics (
 );
 "#;
 
+/// Passwords out of every run stored before tidemark redacted them: the
+/// command line, the stored plan, target specs and labels, failures and
+/// error samples go through `tidemark_redact` (the store's SQL name of
+/// [`crate::util::redact::redact_url_passwords`], registered on each
+/// connection by [`migrate`]; a PostgreSQL store defines it as a SQL
+/// function with `regexp_replace`).
+const SCRUB_PASSWORDS: &str = r#"
+UPDATE runs SET command_line = tidemark_redact(command_line),
+                plan_json = tidemark_redact(plan_json);
+UPDATE targets SET spec = tidemark_redact(spec),
+                   label = tidemark_redact(label),
+                   extra_json = tidemark_redact(extra_json),
+                   failure = tidemark_redact(failure);
+UPDATE steps SET failure = tidemark_redact(failure),
+                 error_samples_json = tidemark_redact(error_samples_json);
+"#;
+
+/// Which process runs a run, so that `tidemark runs` can tell a run whose
+/// process died (`abandoned`) from one still going: the host name, the
+/// pid, and the process's start (`BOOT_ID:TICKS`, the boot and the start
+/// time in clock ticks since boot, which tells a reused pid apart). NULL
+/// for runs stored before.
+const RUN_PROCESS: &str = r#"
+ALTER TABLE runs ADD COLUMN host_name TEXT;
+ALTER TABLE runs ADD COLUMN pid INTEGER;
+ALTER TABLE runs ADD COLUMN process_start TEXT;
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
+const MIGRATIONS: &[&str] = &[
+    V1,
+    TARGET_REPETITIONS_AND_PLANS,
+    IBENCH_ROLES,
+    V2_SAMPLERS,
+    SCRUB_PASSWORDS,
+    RUN_PROCESS,
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -378,9 +416,30 @@ pub(super) fn migrate(conn: &mut Connection, dir: &Path) -> Result<u32> {
     // that reference it. The pragma is a no-op inside a transaction, so it
     // goes first, and the references are checked before it is back on.
     conn.pragma_update(None, "foreign_keys", false)?;
+    register_redact(conn)?;
+    // A scrubbed password must not survive in a freed part of a page, nor
+    // in the write-ahead log: zero what is deleted, then fold the log in.
+    conn.pragma_update(None, "secure_delete", true)?;
     let result = run_scripts(conn, dir);
     conn.pragma_update(None, "foreign_keys", true)?;
+    if result.is_ok() {
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    }
     result
+}
+
+/// Makes `tidemark_redact(text)` available to the scripts.
+fn register_redact(conn: &Connection) -> Result<()> {
+    conn.create_scalar_function(
+        "tidemark_redact",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            Ok(text.map(|t| crate::util::redact::redact_url_passwords(&t)))
+        },
+    )?;
+    Ok(())
 }
 
 fn run_scripts(conn: &mut Connection, dir: &Path) -> Result<u32> {
@@ -502,5 +561,50 @@ mod tests {
             "the step survived the rebuild"
         );
         assert_eq!(store.run_plan(7).unwrap(), ("finished".into(), None));
+    }
+
+    #[test]
+    fn older_runs_lose_their_passwords_to_the_migration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(crate::store::DB_FILE);
+        {
+            let conn = Connection::open(&path).unwrap();
+            for script in &MIGRATIONS[..4] {
+                conn.execute_batch(script).unwrap();
+            }
+            conn.execute_batch(
+                r#"INSERT INTO meta VALUES ('schema_version', '4');
+                 INSERT INTO runs (id, started_at, status, command_line, tidemark_version,
+                                   profile, suite, params_json, host_json, plan_json)
+                      VALUES (7, 't', 'finished',
+                              'tidemark run --target postgres://bob:Hunter2x@h/db', 'v',
+                              'quick', 'sysbench', '{}', '{}',
+                              '{"targets":["mysql://bob:Hunter2x@h/db"]}');
+                 INSERT INTO targets (id, run_id, position, spec, label, dbms, version,
+                                      version_number, config_text, settings_json, managed,
+                                      extra_json, status, failure)
+                      VALUES (3, 7, 0, 'postgres://bob:Hunter2x@h/db', 'postgres://bob:Hunter2x@h/db',
+                              'postgres', 'v', '15', '', '[]', 0, '{}', 'failed',
+                              'cannot connect to postgres://bob:Hunter2x@h/db');"#,
+            )
+            .unwrap();
+        }
+        let store = crate::store::Store::open(dir.path()).unwrap();
+        let run = store.load_run(7).unwrap();
+        assert_eq!(
+            run.command_line,
+            "tidemark run --target postgres://bob:***@h/db"
+        );
+        assert_eq!(run.targets[0].info.spec, "postgres://bob:***@h/db");
+        let (_, plan) = store.run_plan(7).unwrap();
+        assert_eq!(plan.unwrap(), r#"{"targets":["mysql://bob:***@h/db"]}"#);
+        drop(store);
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            assert!(
+                !bytes.windows(8).any(|w| w == b"Hunter2x"),
+                "a file still holds the password"
+            );
+        }
     }
 }

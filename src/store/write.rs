@@ -15,6 +15,7 @@ use rusqlite::{Statement, TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
 use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
+use crate::util::redact::redact_url_passwords;
 use crate::util::time::now_rfc3339;
 
 impl Store {
@@ -27,7 +28,7 @@ impl Store {
                  VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     run.started_at,
-                    run.command_line,
+                    redact_url_passwords(&run.command_line),
                     run.tidemark_version,
                     run.profile,
                     run.suite,
@@ -87,7 +88,7 @@ impl Store {
         check_status("target", status, &TARGET_STATUSES)?;
         let n = self.conn.execute(
             "UPDATE targets SET status = ?2, failure = ?3 WHERE id = ?1",
-            params![target_id, status, failure],
+            params![target_id, status, failure.map(redact_url_passwords)],
         )?;
         if n == 0 {
             bail!("no target {target_id} in {}", self.dir.display());
@@ -158,7 +159,7 @@ impl Store {
                 info.note,
                 serde_json::to_string(&info.params)?,
                 result.status.as_str(),
-                result.failure,
+                result.failure.as_deref().map(redact_url_passwords),
                 started_at,
                 real(result.secs),
                 result.threads,
@@ -177,7 +178,7 @@ impl Store {
                 int(latency.p999),
                 int(latency.max),
                 real(result.client_cpu_secs),
-                serde_json::to_string(&result.error_samples)?,
+                redact_url_passwords(&serde_json::to_string(&result.error_samples)?),
                 histogram,
                 result
                     .metrics
@@ -272,8 +273,8 @@ pub(super) fn bind_target(
     target: &TargetInfo,
 ) -> Result<()> {
     let values: [&dyn ToSql; 10] = [
-        &target.spec,
-        &target.label,
+        &redact_url_passwords(&target.spec),
+        &redact_url_passwords(&target.label),
         &target.dbms,
         &target.version,
         &target.version_number,
@@ -281,7 +282,7 @@ pub(super) fn bind_target(
         &target.config_text,
         &serde_json::to_string(&target.settings)?,
         &target.managed,
-        &serde_json::to_string(&target.extra)?,
+        &redact_url_passwords(&serde_json::to_string(&target.extra)?),
     ];
     for (i, value) in values.into_iter().enumerate() {
         stmt.raw_bind_parameter(first + i, value)?;
