@@ -151,3 +151,15 @@ pub fn pids_mentioning(program: &str, needle: &str) -> Vec<u32> {
 pub fn results_arg(dir: &Path) -> PathBuf {
     dir.join("results")
 }
+
+/// The URL of a managed PostgreSQL as an external target: user `tidemark`
+/// with the server's own password (from the tool's API), over TCP.
+pub fn pg_url(opts: &tidemark::db::postgres::PgConnectOptions) -> String {
+    format!(
+        "postgres://{}:{}@127.0.0.1:{}/{}",
+        opts.user,
+        opts.password.as_deref().unwrap_or_default(),
+        opts.port,
+        opts.dbname
+    )
+}
