@@ -337,6 +337,15 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         if status == "finished" {
             anyhow::bail!("run {run_id} finished: nothing to resume (`tidemark runs` lists runs)");
         }
+        if let Some(p) = store.run_process(run_id)?
+            && status == "running"
+            && p.liveness() == crate::util::process_identity::Liveness::Alive
+        {
+            anyhow::bail!(
+                "run {run_id} is still running (pid {}): wait for it, or stop it (Ctrl-C) and then resume",
+                p.pid
+            );
+        }
         let plan_json = plan_json.ok_or_else(|| {
             anyhow::anyhow!(
                 "run {run_id} was stored without its plan (an older tidemark): it cannot be resumed"

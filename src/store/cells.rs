@@ -15,7 +15,36 @@ use rusqlite::{OptionalExtension, params};
 use super::write::bind_target;
 use super::{StepRecord, Store};
 use crate::record::TargetInfo;
+use crate::util::process_identity::{Liveness, ProcessIdentity};
 use crate::util::redact::redact_url_passwords;
+
+/// A stored status as `tidemark runs` shows it: a `running` run whose
+/// process is gone (killed, crashed, its host rebooted) is `abandoned`.
+pub fn shown_status(status: &str, process: &Option<ProcessIdentity>) -> String {
+    match process {
+        Some(p) if status == "running" && p.liveness() == Liveness::Gone => "abandoned".into(),
+        _ => status.to_string(),
+    }
+}
+
+/// The process recorded in columns `first..first + 3` (host_name, pid,
+/// process_start) of a `runs` row; `None` for runs stored before.
+pub(super) fn process_of(
+    r: &rusqlite::Row<'_>,
+    first: usize,
+) -> rusqlite::Result<Option<ProcessIdentity>> {
+    let host: Option<String> = r.get(first)?;
+    let pid: Option<u32> = r.get(first + 1)?;
+    let start: Option<String> = r.get(first + 2)?;
+    Ok(match (host, pid) {
+        (Some(host), Some(pid)) => Some(ProcessIdentity {
+            host,
+            pid,
+            start: start.unwrap_or_default(),
+        }),
+        _ => None,
+    })
+}
 
 /// Step statuses that count as measured.
 pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
@@ -112,24 +141,44 @@ impl Store {
         Ok(())
     }
 
-    /// The status and stored plan inputs of run `run_id`.
+    /// The status (as [`shown_status`] tells it) and stored plan inputs of
+    /// run `run_id`.
     pub fn run_plan(&self, run_id: i64) -> Result<(String, Option<String>)> {
         self.conn
             .query_row(
-                "SELECT status, plan_json FROM runs WHERE id = ?1",
+                "SELECT status, plan_json, host_name, pid, process_start FROM runs WHERE id = ?1",
                 [run_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    let status: String = r.get(0)?;
+                    Ok((shown_status(&status, &process_of(r, 2)?), r.get(1)?))
+                },
             )
             .optional()?
             .ok_or_else(|| self.unknown_run(run_id))
     }
 
-    /// Marks run `run_id` as running again (a resume).
+    /// The process recorded as running run `run_id` (`None` for runs
+    /// stored before tidemark recorded it).
+    pub fn run_process(&self, run_id: i64) -> Result<Option<ProcessIdentity>> {
+        self.conn
+            .query_row(
+                "SELECT host_name, pid, process_start FROM runs WHERE id = ?1",
+                [run_id],
+                |r| process_of(r, 0),
+            )
+            .optional()?
+            .ok_or_else(|| self.unknown_run(run_id))
+    }
+
+    /// Marks run `run_id` as running again (a resume), by this process.
     pub fn reopen_run(&mut self, run_id: i64) -> Result<()> {
+        let me = ProcessIdentity::current();
         self.conn
             .execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
-                [run_id],
+                "UPDATE runs SET status = 'running', finished_at = NULL,
+                                 host_name = ?2, pid = ?3, process_start = ?4
+                  WHERE id = ?1",
+                params![run_id, me.host, me.pid, me.start],
             )
             .with_context(|| format!("reopening run {run_id}"))?;
         Ok(())

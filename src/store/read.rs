@@ -26,6 +26,8 @@ pub struct RunSummary {
     pub id: i64,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// One of [`super::RUN_STATUSES`], or `abandoned`: stored as `running`
+    /// but its process is gone ([`super::cells::shown_status`]).
     pub status: String,
     pub suite: String,
     pub profile: String,
@@ -152,15 +154,17 @@ impl Store {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.suite, r.profile,
                     (SELECT count(*) FROM steps s JOIN targets t ON s.target_id = t.id
-                      WHERE t.run_id = r.id) AS steps
+                      WHERE t.run_id = r.id) AS steps,
+                    r.host_name, r.pid, r.process_start
                FROM runs r ORDER BY r.id",
         )?;
         let runs = stmt.query_map([], |r| {
+            let status: String = r.get("status")?;
             Ok(RunSummary {
                 id: r.get("id")?,
                 started_at: r.get("started_at")?,
                 finished_at: r.get("finished_at")?,
-                status: r.get("status")?,
+                status: super::cells::shown_status(&status, &super::cells::process_of(r, 7)?),
                 suite: r.get("suite")?,
                 profile: r.get("profile")?,
                 targets: Vec::new(),

@@ -15,17 +15,21 @@ use rusqlite::{Statement, TransactionBehavior, params};
 
 use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
 use crate::record::{StepHost, StepInfo, StepResult, TargetInfo};
+use crate::util::process_identity::ProcessIdentity;
 use crate::util::redact::redact_url_passwords;
 use crate::util::time::now_rfc3339;
 
 impl Store {
-    /// Records the start of a run (status `running`) and returns its id.
+    /// Records the start of a run (status `running`, this process running
+    /// it) and returns its id.
     pub fn begin_run(&mut self, run: &RunInfo) -> Result<i64> {
+        let me = ProcessIdentity::current();
         self.conn
             .execute(
                 "INSERT INTO runs (started_at, status, command_line, tidemark_version,
-                                   profile, suite, params_json, host_json)
-                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
+                                   profile, suite, params_json, host_json,
+                                   host_name, pid, process_start)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     run.started_at,
                     redact_url_passwords(&run.command_line),
@@ -34,6 +38,9 @@ impl Store {
                     run.suite,
                     serde_json::to_string(&run.params)?,
                     serde_json::to_string(&run.host)?,
+                    me.host,
+                    me.pid,
+                    me.start,
                 ],
             )
             .context("recording the start of the run")?;
