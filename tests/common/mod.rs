@@ -163,3 +163,15 @@ pub fn pg_url(opts: &tidemark::db::postgres::PgConnectOptions) -> String {
         opts.dbname
     )
 }
+
+/// The URL of a managed MariaDB as an external target: user `tidemark`
+/// with the server's own password (from the tool's API), over TCP.
+pub fn mariadb_url(opts: &tidemark::db::mysql::MyConnectOptions) -> String {
+    format!(
+        "mariadb://{}:{}@127.0.0.1:{}/{}",
+        opts.user,
+        opts.password.as_deref().unwrap_or_default(),
+        opts.port,
+        opts.dbname
+    )
+}
