@@ -86,20 +86,6 @@ fn only_tidemark_gets_in() {
     drop(conn);
     drop(server);
     // No file the server or tidemark wrote keeps the password.
-    let mut todo = vec![dir.path().to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            if e.file_type().unwrap().is_dir() {
-                todo.push(e.path());
-            } else if let Ok(bytes) = std::fs::read(e.path()) {
-                assert!(
-                    !bytes
-                        .windows(password.len())
-                        .any(|w| w == password.as_bytes()),
-                    "{} holds the password",
-                    e.path().display()
-                );
-            }
-        }
-    }
+    let holding = files_holding(dir.path(), password.as_bytes());
+    assert!(holding.is_empty(), "files hold the password: {holding:?}");
 }

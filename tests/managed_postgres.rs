@@ -4,6 +4,8 @@
 //!
 //! Needs PostgreSQL server binaries (`find_bindir(None)` must find them).
 
+mod common;
+
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -233,23 +235,6 @@ fn a_deep_data_directory_gets_a_short_socket_directory() {
     assert!(!Path::new(&socket.host).exists());
 }
 
-/// Every file under `dir`, recursively (symbolic links not followed).
-fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let t = e.file_type().unwrap();
-            if t.is_dir() {
-                todo.push(e.path());
-            } else if t.is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn only_tidemark_gets_in() {
     let dir = scratch();
@@ -310,15 +295,7 @@ fn only_tidemark_gets_in() {
     {
         assert!(line.trim_end().ends_with("scram-sha-256"), "{line}");
     }
-    for file in files_under(dir.path()) {
-        let bytes = std::fs::read(&file).unwrap_or_default();
-        assert!(
-            !bytes
-                .windows(password.len())
-                .any(|w| w == password.as_bytes()),
-            "{} holds the password",
-            file.display()
-        );
-    }
+    let holding = common::files_holding(dir.path(), password.as_bytes());
+    assert!(holding.is_empty(), "files hold the password: {holding:?}");
     drop(pg);
 }

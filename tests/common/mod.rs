@@ -175,3 +175,24 @@ pub fn mariadb_url(opts: &tidemark::db::mysql::MyConnectOptions) -> String {
         opts.dbname
     )
 }
+
+/// The files under `dir` (recursively, links not followed) whose bytes
+/// contain `needle`: where a secret must not be.
+pub fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file()
+                && std::fs::read(e.path())
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            {
+                found.push(e.path());
+            }
+        }
+    }
+    found
+}
