@@ -9,11 +9,12 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::plan::{Overrides, Plan, PlanInput};
+use crate::util::redact::redact_url_passwords;
 
 mod store_verbs;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
-use store_verbs::{copy_runs, history, without_password};
+use store_verbs::{copy_runs, history};
 
 /// Exit code for a run stopped by Ctrl-C (defined by the run it stops).
 pub use crate::orchestrate::EXIT_INTERRUPTED;
@@ -381,6 +382,15 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
         if status == "finished" {
             anyhow::bail!("run {run_id} finished: nothing to resume (`tidemark runs` lists runs)");
         }
+        if let Some(p) = store.run_process(run_id)?
+            && status == "running"
+            && p.liveness() == crate::util::process_identity::Liveness::Alive
+        {
+            anyhow::bail!(
+                "run {run_id} is still running (pid {}): wait for it, or stop it (Ctrl-C) and then resume",
+                p.pid
+            );
+        }
         let plan_json = plan_json.ok_or_else(|| {
             anyhow::anyhow!(
                 "run {run_id} was stored without its plan (an older tidemark): it cannot be resumed"
@@ -418,9 +428,10 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
 /// Runs the verb and returns the process exit code. Errors are printed here,
 /// once, as `tidemark: <one line>`.
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    // Recorded with the run and shown in its report: never with a password.
     let command_line = args
         .iter()
-        .map(|a| without_password(a))
+        .map(|a| redact_url_passwords(a))
         .collect::<Vec<_>>()
         .join(" ");
     let parsed = Cli::command()
@@ -429,7 +440,13 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            // clap quotes the offending argument, which may be a URL.
+            let text = redact_url_passwords(&e.render().to_string());
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
             return e.exit_code();
         }
     };
@@ -458,7 +475,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("tidemark: {}", one_line(&e));
+            eprintln!("tidemark: {}", redact_url_passwords(&one_line(&e)));
             1
         }
     }

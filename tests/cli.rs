@@ -142,7 +142,7 @@ fn an_external_database_with_foreign_sbtest_tables_is_refused() {
         .unwrap();
     conn.execute_text("INSERT INTO sbtest1 VALUES (1, 'somebody else''s data')")
         .unwrap();
-    let url = format!("postgres://tidemark@127.0.0.1:{}/tidemark", opts.port);
+    let url = common::pg_url(&opts);
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
 

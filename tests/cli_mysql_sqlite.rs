@@ -222,7 +222,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
         .unwrap();
     conn.execute_text("INSERT INTO sbtest1 VALUES (1, 'not yours')")
         .unwrap();
-    let url = format!("mariadb://tidemark@127.0.0.1:{port}/tidemark");
+    let url = mariadb_url(&server.connect_options());
     let o = run_tidemark(&short_run(results, "point-query", &[&url], &[]));
     let err = stderr(&o);
     assert!(!o.status.success());

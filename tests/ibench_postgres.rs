@@ -163,7 +163,7 @@ fn a_lock_fails_the_sla_a_lost_server_fails_the_step_and_the_next_target_goes_on
     let mut server = start_pg(dir.path(), &[]);
     let opts = server.connect_options();
     let connector = PgConnector(opts.clone());
-    let url = format!("postgres://tidemark@127.0.0.1:{}/tidemark", opts.port);
+    let url = common::pg_url(&opts);
     let results = dir.path().join("results");
     let results = results.to_str().unwrap().to_string();
     let args = [

@@ -4,6 +4,8 @@
 //!
 //! Needs PostgreSQL server binaries (`find_bindir(None)` must find them).
 
+mod common;
+
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -231,4 +233,69 @@ fn a_deep_data_directory_gets_a_short_socket_directory() {
     drop(unix);
     pg.stop().unwrap();
     assert!(!Path::new(&socket.host).exists());
+}
+
+#[test]
+fn only_tidemark_gets_in() {
+    let dir = scratch();
+    let pg = ManagedPostgres::start(options(dir.path())).unwrap();
+    let good = pg.connect_options();
+    let password = good
+        .password
+        .clone()
+        .expect("a managed server has a password");
+    assert!(password.len() >= 32, "a long random password");
+    let refused = |opts: &tidemark::db::postgres::PgConnectOptions, why: &str| {
+        let err = PgConn::connect(opts)
+            .err()
+            .unwrap_or_else(|| panic!("{why}: let in"));
+        assert!(
+            err.to_string().contains("password") || err.to_string().contains("28P01"),
+            "{why}: {err}"
+        );
+    };
+    let mut no_password = good.clone();
+    no_password.password = None;
+    refused(&no_password, "TCP without a password");
+    let mut wrong = good.clone();
+    wrong.password = Some("tidemark".into());
+    refused(&wrong, "TCP with a wrong password");
+    let mut socket = pg.socket_options();
+    socket.password = None;
+    refused(&socket, "the unix socket without a password");
+    let mut other_role = socket.clone();
+    other_role.user = "postgres".into();
+    assert!(
+        PgConn::connect(&other_role).is_err(),
+        "role postgres let in"
+    );
+    PgConn::connect(&pg.socket_options()).expect("tidemark's credentials work on the socket");
+
+    // The stock client, as another local program would try it.
+    let psql = pg.binaries().bindir.join("psql");
+    if psql.exists() {
+        for host in [pg.socket_options().host, "127.0.0.1".to_string()] {
+            let out = std::process::Command::new(&psql)
+                .args(["-w", "-h", &host, "-p", &pg.port().to_string()])
+                .args(["-U", "tidemark", "-d", "postgres", "-c", "SELECT 1"])
+                .env_remove("PGPASSWORD")
+                .output()
+                .unwrap();
+            assert!(!out.status.success(), "psql -h {host} got in");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("password"), "psql -h {host}: {err}");
+        }
+    }
+
+    // Every pg_hba line asks for the password, and no file keeps it.
+    let hba = std::fs::read_to_string(pg.datadir().join("pg_hba.conf")).unwrap();
+    for line in hba
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        assert!(line.trim_end().ends_with("scram-sha-256"), "{line}");
+    }
+    let holding = common::files_holding(dir.path(), password.as_bytes());
+    assert!(holding.is_empty(), "files hold the password: {holding:?}");
+    drop(pg);
 }

@@ -328,10 +328,7 @@ fn an_external_server_stores_missing_metrics_with_reasons() {
     let _turn = serial();
     let dir = server_tempdir();
     let mut server = start_pg(dir.path(), &[]);
-    let url = format!(
-        "postgres://tidemark@127.0.0.1:{}/tidemark",
-        server.connect_options().port
-    );
+    let url = common::pg_url(&server.connect_options());
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
     let run = |extra: &[&str]| {

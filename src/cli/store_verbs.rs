@@ -73,25 +73,6 @@ pub struct PullArgs {
     pub from: String,
 }
 
-/// `arg` with the password of any `scheme://user:password@…` URL in it
-/// removed, so the command line stored with a run never holds one (a
-/// `--store` URL, a target's URL).
-pub(super) fn without_password(arg: &str) -> String {
-    let Some(at_scheme) = arg.find("://") else {
-        return arg.to_string();
-    };
-    let start = at_scheme + 3;
-    let rest = &arg[start..];
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) if rest[..at].contains(':') => {
-            let user = &rest[..rest.find(':').unwrap_or(0)];
-            format!("{}{user}{}", &arg[..start], &rest[at..])
-        }
-        _ => arg.to_string(),
-    }
-}
-
 pub(super) fn history(a: &HistoryArgs) -> anyhow::Result<i32> {
     use crate::report::{history, history_render};
     let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
@@ -168,23 +149,4 @@ pub(super) fn copy_runs(
         }
     }
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn urls_lose_their_passwords() {
-        let f = super::without_password;
-        assert_eq!(f("postgres://u:s3cr@t@h:5/db"), "postgres://u@h:5/db");
-        assert_eq!(
-            f("--store=postgres://u:p@h/db"),
-            "--store=postgres://u@h/db"
-        );
-        assert_eq!(f("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(
-            f("mysql://u:p@[::1]:3306/d?x=1"),
-            "mysql://u@[::1]:3306/d?x=1"
-        );
-        assert_eq!(f("point-query"), "point-query");
-    }
 }

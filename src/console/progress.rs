@@ -63,8 +63,10 @@ impl ProgressView {
         }
     }
 
-    /// Prints a line above the bar (or alone on a pipe).
+    /// Prints a line above the bar (or alone on a pipe), URL passwords
+    /// redacted (a server's error may quote a URL).
     pub fn line(&self, text: &str) {
+        let text = crate::util::redact::redact_url_passwords(text);
         match &self.bar {
             Some(b) => b.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),

@@ -8,6 +8,7 @@
 //! client ([`mysql`]); SQLite is the library linked in ([`sqlite`]).
 
 pub mod mysql;
+pub mod passwords;
 pub mod postgres;
 pub mod socket;
 pub mod sqlite;

@@ -90,6 +90,20 @@ pub fn read(path: &Path) -> Result<PlanFile, String> {
     parse(&text).map_err(|e| format!("plan file {}: {e}", path.display()))
 }
 
+/// The plan a plan file alone describes (files it names are read from
+/// `dir`): parse, merge into the defaults, validate, as `tidemark run
+/// --plan` does before anything starts. The entry point of the fuzz target
+/// `plan_file`; a plan file may come from anyone, so no text may panic it.
+pub fn plan_from_text(text: &str, dir: &Path) -> Result<super::Plan, String> {
+    let mut input = super::PlanInput {
+        suite: "sysbench".into(),
+        profile: "quick".into(),
+        ..Default::default()
+    };
+    apply(parse(text)?, dir, &mut input, &|_| false)?;
+    super::Plan::build(input)
+}
+
 /// Parses plan file text; the error gives the line.
 pub fn parse(text: &str) -> Result<PlanFile, String> {
     toml::from_str(text).map_err(|e| {

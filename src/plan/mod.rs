@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::redact::redact_url_passwords;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
@@ -193,11 +194,13 @@ impl Plan {
             all.extend(own.iter().cloned());
             if !all.is_empty() && !spec.is_managed() {
                 return Err(format!(
-                    "-c/--set applies to servers tidemark starts, but target '{text}' is external: drop the -c options or change the server's own configuration"
+                    "-c/--set applies to servers tidemark starts, but target '{}' is external: drop the -c options or change the server's own configuration",
+                    redact_url_passwords(&text)
                 ));
             }
             targets.push(TargetPlan {
-                spec_text: text,
+                // Shown and stored: the URL's password stays in `spec`.
+                spec_text: redact_url_passwords(&text),
                 spec,
                 settings: all,
                 own_settings: own,

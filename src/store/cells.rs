@@ -11,10 +11,37 @@ use std::collections::HashMap;
 
 use anyhow::{Context, Result, bail};
 
-use super::backend::params;
+use super::backend::{Row, params};
 use super::write::target_values;
 use super::{StepRecord, Store};
 use crate::record::TargetInfo;
+use crate::util::process_identity::{Liveness, ProcessIdentity};
+use crate::util::redact::redact_url_passwords;
+
+/// A stored status as `tidemark runs` shows it: a `running` run whose
+/// process is gone (killed, crashed, its host rebooted) is `abandoned`.
+pub fn shown_status(status: &str, process: &Option<ProcessIdentity>) -> String {
+    match process {
+        Some(p) if status == "running" && p.liveness() == Liveness::Gone => "abandoned".into(),
+        _ => status.to_string(),
+    }
+}
+
+/// The process recorded in columns `first..first + 3` (host_name, pid,
+/// process_start) of a `runs` row; `None` for runs stored before.
+pub(super) fn process_of(r: &Row<'_>, first: usize) -> Result<Option<ProcessIdentity>> {
+    let host: Option<String> = r.at(first)?;
+    let pid: Option<u32> = r.at(first + 1)?;
+    let start: Option<String> = r.at(first + 2)?;
+    Ok(match (host, pid) {
+        (Some(host), Some(pid)) => Some(ProcessIdentity {
+            host,
+            pid,
+            start: start.unwrap_or_default(),
+        }),
+        _ => None,
+    })
+}
 
 /// Step statuses that count as measured.
 pub const MEASURED_STATUSES: [&str; 2] = ["ok", "errors"];
@@ -103,7 +130,7 @@ impl Store {
     pub fn set_run_plan(&mut self, run_id: i64, plan_json: &str) -> Result<()> {
         let n = self.db().execute(
             "UPDATE runs SET plan_json = ?2 WHERE id = ?1",
-            &params![run_id, plan_json],
+            &params![run_id, redact_url_passwords(plan_json)],
         )?;
         if n == 0 {
             return Err(self.unknown_run(run_id));
@@ -111,22 +138,38 @@ impl Store {
         Ok(())
     }
 
-    /// The status and stored plan inputs of run `run_id`.
+    /// The status (as [`shown_status`] tells it) and stored plan inputs of
+    /// run `run_id`.
     pub fn run_plan(&self, run_id: i64) -> Result<(String, Option<String>)> {
         let rows = self.db().query(
-            "SELECT status, plan_json FROM runs WHERE id = ?1",
+            "SELECT status, plan_json, host_name, pid, process_start FROM runs WHERE id = ?1",
             &params![run_id],
         )?;
         let row = rows.first().ok_or_else(|| self.unknown_run(run_id))?;
-        Ok((row.at(0)?, row.at(1)?))
+        let status: String = row.at(0)?;
+        Ok((shown_status(&status, &process_of(&row, 2)?), row.at(1)?))
     }
 
-    /// Marks run `run_id` as running again (a resume).
+    /// The process recorded as running run `run_id` (`None` for runs
+    /// stored before tidemark recorded it).
+    pub fn run_process(&self, run_id: i64) -> Result<Option<ProcessIdentity>> {
+        let rows = self.db().query(
+            "SELECT host_name, pid, process_start FROM runs WHERE id = ?1",
+            &params![run_id],
+        )?;
+        let row = rows.first().ok_or_else(|| self.unknown_run(run_id))?;
+        process_of(&row, 0)
+    }
+
+    /// Marks run `run_id` as running again (a resume), by this process.
     pub fn reopen_run(&mut self, run_id: i64) -> Result<()> {
+        let me = ProcessIdentity::current();
         self.db()
             .execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
-                &params![run_id],
+                "UPDATE runs SET status = 'running', finished_at = NULL,
+                                 host_name = ?2, pid = ?3, process_start = ?4
+                  WHERE id = ?1",
+                &params![run_id, me.host, me.pid, me.start],
             )
             .with_context(|| format!("reopening run {run_id}"))?;
         Ok(())

@@ -170,6 +170,9 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
                  DROP TABLE step_host_seconds; DROP TABLE step_metrics;
                  DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid;
                  ALTER TABLE runs DROP COLUMN origin;
+                 ALTER TABLE runs DROP COLUMN host_name;
+                 ALTER TABLE runs DROP COLUMN pid;
+                 ALTER TABLE runs DROP COLUMN process_start;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"
             ))
             .unwrap();

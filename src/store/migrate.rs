@@ -112,8 +112,15 @@ pub(super) fn migrate(db: &mut Backend, place: &str) -> Result<u32> {
             // no-op inside a transaction, so it goes first, and the
             // references are checked before it is back on.
             db.batch("PRAGMA foreign_keys = OFF")?;
+            // A scrubbed password (`SCRUB_PASSWORDS`) must not survive in a
+            // freed part of a page, nor in the write-ahead log: zero what is
+            // overwritten, then fold the log in.
+            db.batch("PRAGMA secure_delete = ON")?;
             let result = db.transaction(|tx| run_scripts(tx, place));
-            db.batch("PRAGMA foreign_keys = ON")?;
+            db.batch("PRAGMA foreign_keys = ON; PRAGMA secure_delete = OFF")?;
+            if result.is_ok() {
+                db.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])?;
+            }
             result
         }
         Engine::Postgres => db.transaction(|tx| {

@@ -212,6 +212,24 @@ impl Store {
         self.db.borrow_mut()
     }
 
+    /// Opens the results database in `results_dir` and reads everything in
+    /// it as the reading verbs do (the runs list, every run, the JSON and
+    /// CSV exports); returns the bytes the exports wrote. The entry point of
+    /// the fuzz target `store_damaged`: a damaged `results.db` must give an
+    /// error, never a panic.
+    pub fn read_everything(results_dir: &Path) -> Result<usize> {
+        let store = Store::open_existing(results_dir)?;
+        let runs = store.list_runs()?;
+        let _ = format_runs_table(&runs);
+        for id in store.run_ids()? {
+            store.load_run(id)?;
+        }
+        let mut out = Vec::new();
+        export_json(&store, None, &mut out)?;
+        export_csv(&store, None, &mut out)?;
+        Ok(out.len())
+    }
+
     /// The one-line error for a run id that is not stored.
     fn unknown_run(&self, id: i64) -> anyhow::Error {
         anyhow!(

@@ -25,6 +25,8 @@ pub struct RunSummary {
     pub id: i64,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// One of [`super::RUN_STATUSES`], or `abandoned`: stored as `running`
+    /// but its process is gone ([`super::cells::shown_status`]).
     pub status: String,
     pub suite: String,
     pub profile: String,
@@ -156,18 +158,20 @@ impl Store {
         let rows = self.db().query(
             "SELECT r.id, r.started_at, r.finished_at, r.status, r.suite, r.profile,
                     (SELECT count(*) FROM steps s JOIN targets t ON s.target_id = t.id
-                      WHERE t.run_id = r.id) AS steps
+                      WHERE t.run_id = r.id) AS steps,
+                    r.host_name, r.pid, r.process_start
                FROM runs r ORDER BY r.id",
             &[],
         )?;
         rows.iter()
             .map(|r| {
                 let id = r.get("id")?;
+                let status: String = r.get("status")?;
                 Ok(RunSummary {
                     id,
                     started_at: r.get("started_at")?,
                     finished_at: r.get("finished_at")?,
-                    status: r.get("status")?,
+                    status: super::cells::shown_status(&status, &super::cells::process_of(&r, 7)?),
                     suite: r.get("suite")?,
                     profile: r.get("profile")?,
                     targets: labels.remove(&id).unwrap_or_default(),

@@ -11,7 +11,8 @@
 //! steps (`IBENCH_ROLES`), per-second host metrics and the step's hardware
 //! summary (`V2_SAMPLERS`, named before the merge that placed it fourth), the
 //! server's own counters (`SERVER_COUNTERS`) and CPU profiles
-//! (`CPU_PROFILES`).
+//! (`CPU_PROFILES`), passwords scrubbed from older runs (`SCRUB_PASSWORDS`),
+//! the process running a run (`RUN_PROCESS`).
 //!
 //! One list serves both engines. A script is written in SQLite's DDL and
 //! kept portable: for PostgreSQL, [`postgres_ddl`] maps the types
@@ -405,6 +406,17 @@ CREATE TABLE step_cpu_profiles (
 );
 "#;
 
+/// Which process runs a run, so that `tidemark runs` can tell a run whose
+/// process died (`abandoned`) from one still going: the host name, the
+/// pid, and the process's start (`BOOT_ID:TICKS`, the boot and the start
+/// time in clock ticks since boot, which tells a reused pid apart). NULL
+/// for runs stored before.
+const RUN_PROCESS: &str = r#"
+ALTER TABLE runs ADD COLUMN host_name TEXT;
+ALTER TABLE runs ADD COLUMN pid INTEGER;
+ALTER TABLE runs ADD COLUMN process_start TEXT;
+"#;
+
 /// The migrations, oldest first; migration `i` takes a database from
 /// schema `i` to schema `i + 1`. A new one is appended as
 /// `Migration::portable("NAME", NAME)`.
@@ -440,6 +452,15 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration::portable("SERVER_COUNTERS", SERVER_COUNTERS),
     Migration::portable("CPU_PROFILES", CPU_PROFILES),
+    Migration {
+        name: "SCRUB_PASSWORDS",
+        // The work is Rust's (one redaction function for every place a
+        // password could hide); the statement itself changes nothing.
+        sql: "UPDATE meta SET value = value WHERE 1 = 0;",
+        postgres: Postgres::Translated,
+        then: Some(scrub_passwords),
+    },
+    Migration::portable("RUN_PROCESS", RUN_PROCESS),
 ];
 
 /// The schema version this build writes and reads.
@@ -459,48 +480,44 @@ fn give_runs_uuids(db: &mut Backend) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Text columns of each table that may hold a URL with a password.
+const SCRUBBED: [(&str, &[&str]); 3] = [
+    ("runs", &["command_line", "plan_json"]),
+    ("targets", &["spec", "label", "extra_json", "failure"]),
+    ("steps", &["failure", "error_samples_json"]),
+];
 
-    #[test]
-    fn schema_1_databases_keep_their_steps_through_the_rebuild() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(crate::store::DB_FILE);
-        {
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            conn.execute_batch(V1).unwrap();
-            conn.execute_batch(
-                "INSERT INTO meta VALUES ('schema_version', '1');
-                 INSERT INTO runs (id, started_at, status, command_line, tidemark_version,
-                                   profile, suite, params_json, host_json)
-                      VALUES (7, 't', 'finished', 'c', 'v', 'quick', 'sysbench', '{}', '{}');
-                 INSERT INTO targets (id, run_id, position, spec, label, dbms, version,
-                                      version_number, config_text, settings_json, managed,
-                                      extra_json, status)
-                      VALUES (3, 7, 0, 'pg', 'pg15', 'postgres', 'v', '15', '', '[]', 1, '{}',
-                              'finished');
-                 INSERT INTO steps (id, target_id, seq, suite, name, test, reported,
-                                    params_json, status, started_at, secs, threads, events,
-                                    statements, rows, errors, retries, qps, tps, rows_per_sec,
-                                    lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us,
-                                    lat_p999_us, lat_max_us, client_cpu_secs,
-                                    error_samples_json)
-                      VALUES (11, 3, 0, 'sysbench', 'insert', 'insert', 1, '{}', 'ok', 't',
-                              1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, '[]');",
-            )
-            .unwrap();
+/// Passwords out of every run stored before tidemark redacted them
+/// (`SCRUB_PASSWORDS`): the command line, the stored plan, target specs and
+/// labels, failures and error samples go through
+/// [`crate::util::redact::redact_url_passwords`]; only changed rows are
+/// written.
+fn scrub_passwords(db: &mut Backend) -> Result<()> {
+    use crate::util::redact::redact_url_passwords;
+    for (table, columns) in SCRUBBED {
+        let rows = db.query(
+            &format!("SELECT id, {} FROM {table}", columns.join(", ")),
+            &[],
+        )?;
+        for row in rows.iter() {
+            let id: i64 = row.at(0)?;
+            for (i, column) in columns.iter().enumerate() {
+                let Some(text) = row.at::<Option<String>>(i + 1)? else {
+                    continue;
+                };
+                let clean = redact_url_passwords(&text);
+                if clean != text {
+                    db.execute(
+                        &format!("UPDATE {table} SET {column} = ?1 WHERE id = ?2"),
+                        &params![clean, id],
+                    )?;
+                }
+            }
         }
-        let store = crate::store::Store::open(dir.path()).unwrap();
-        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        let run = store.load_run(7).unwrap();
-        assert_eq!(run.targets.len(), 1);
-        assert_eq!(run.targets[0].repetition, 0);
-        assert_eq!(
-            run.targets[0].steps.len(),
-            1,
-            "the step survived the rebuild"
-        );
-        assert_eq!(store.run_plan(7).unwrap(), ("finished".into(), None));
     }
+    Ok(())
 }
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;

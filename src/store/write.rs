@@ -13,28 +13,36 @@ use super::{RUN_STATUSES, RunInfo, Store, TARGET_STATUSES};
 use crate::record::{
     ClientResult, Counts, LatencySummary, SecondSample, StepHost, StepInfo, StepResult, TargetInfo,
 };
+use crate::util::process_identity::ProcessIdentity;
+use crate::util::redact::redact_url_passwords;
 use crate::util::time::now_rfc3339;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 
 impl Store {
-    /// Records the start of a run (status `running`) and returns its id.
+    /// Records the start of a run (status `running`, this process running
+    /// it) and returns its id.
     pub fn begin_run(&mut self, run: &RunInfo) -> Result<i64> {
+        let me = ProcessIdentity::current();
         self.db()
             .insert_id(
                 "INSERT INTO runs (started_at, status, command_line, tidemark_version,
-                                   profile, suite, params_json, host_json, uuid)
-                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                                   profile, suite, params_json, host_json, uuid,
+                                   host_name, pid, process_start)
+                 VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
                 &params![
                     &run.started_at,
-                    &run.command_line,
+                    redact_url_passwords(&run.command_line),
                     &run.tidemark_version,
                     &run.profile,
                     &run.suite,
                     serde_json::to_string(&run.params)?,
                     serde_json::to_string(&run.host)?,
                     super::new_uuid(),
+                    me.host,
+                    me.pid,
+                    me.start,
                 ],
             )
             .context("recording the start of the run")
@@ -86,7 +94,7 @@ impl Store {
         check_status("target", status, &TARGET_STATUSES)?;
         let n = self.db().execute(
             "UPDATE targets SET status = ?2, failure = ?3 WHERE id = ?1",
-            &params![target_id, status, failure],
+            &params![target_id, status, failure.map(redact_url_passwords)],
         )?;
         if n == 0 {
             bail!("no target {target_id} in {}", self.place);
@@ -177,8 +185,8 @@ impl Store {
 /// `config_text`, `settings_json`, `managed`, `extra_json`.
 pub(super) fn target_values(target: &TargetInfo) -> Result<[Value; 10]> {
     Ok(params![
-        &target.spec,
-        &target.label,
+        redact_url_passwords(&target.spec),
+        redact_url_passwords(&target.label),
         &target.dbms,
         &target.version,
         &target.version_number,
@@ -186,7 +194,7 @@ pub(super) fn target_values(target: &TargetInfo) -> Result<[Value; 10]> {
         &target.config_text,
         serde_json::to_string(&target.settings)?,
         target.managed,
-        serde_json::to_string(&target.extra)?,
+        redact_url_passwords(&serde_json::to_string(&target.extra)?),
     ])
 }
 
@@ -237,7 +245,7 @@ pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> 
             info.note.as_deref(),
             serde_json::to_string(&info.params)?,
             s.status,
-            s.failure,
+            s.failure.map(redact_url_passwords),
             s.started_at,
             real(s.secs),
             s.threads,
@@ -256,7 +264,7 @@ pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> 
             int(l.p999),
             int(l.max),
             real(s.client_cpu_secs),
-            serde_json::to_string(s.error_samples)?,
+            redact_url_passwords(&serde_json::to_string(s.error_samples)?),
             s.histogram.clone(),
             s.metrics.map(serde_json::to_string).transpose()?,
         ],

@@ -152,3 +152,48 @@ pub fn pids_mentioning(program: &str, needle: &str) -> Vec<u32> {
 pub fn results_arg(dir: &Path) -> PathBuf {
     dir.join("results")
 }
+
+/// The URL of a managed PostgreSQL as an external target: user `tidemark`
+/// with the server's own password (from the tool's API), over TCP.
+pub fn pg_url(opts: &tidemark::db::postgres::PgConnectOptions) -> String {
+    format!(
+        "postgres://{}:{}@127.0.0.1:{}/{}",
+        opts.user,
+        opts.password.as_deref().unwrap_or_default(),
+        opts.port,
+        opts.dbname
+    )
+}
+
+/// The URL of a managed MariaDB as an external target: user `tidemark`
+/// with the server's own password (from the tool's API), over TCP.
+pub fn mariadb_url(opts: &tidemark::db::mysql::MyConnectOptions) -> String {
+    format!(
+        "mariadb://{}:{}@127.0.0.1:{}/{}",
+        opts.user,
+        opts.password.as_deref().unwrap_or_default(),
+        opts.port,
+        opts.dbname
+    )
+}
+
+/// The files under `dir` (recursively, links not followed) whose bytes
+/// contain `needle`: where a secret must not be.
+pub fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file()
+                && std::fs::read(e.path())
+                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            {
+                found.push(e.path());
+            }
+        }
+    }
+    found
+}

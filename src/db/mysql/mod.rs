@@ -24,8 +24,11 @@
 //! clear).
 
 mod auth;
+mod hostile;
 mod url;
 mod wire;
+
+pub use hostile::decode_server_packets;
 
 pub use url::{DEFAULT_CHARSET, MyConnectOptions, charset_names, check_charset, collation_id};
 

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::db::passwords;
 use crate::db::url::{HostPart, decode, default_user, encode, parse_port, query_pairs, split_url};
 
 /// The connection character set when none is chosen: the seeds run every
@@ -75,7 +76,10 @@ impl MyConnectOptions {
     /// Parses `mysql://user[:password]@host[:port]/db` (or `mariadb://`).
     /// Defaults: host 127.0.0.1, port 3306, user `$USER` or `root`, the
     /// charset [`DEFAULT_CHARSET`]. Query parameters: `socket=/path` (a unix
-    /// socket), `charset=NAME`. Components are percent-decoded.
+    /// socket), `charset=NAME`, `password_env=NAME` (the password from
+    /// environment variable `NAME`). Components are percent-decoded. Without
+    /// a password, `~/.my.cnf` and `MYSQL_PWD` are tried
+    /// ([`crate::db::passwords`]).
     pub fn from_url(url: &str) -> Result<MyConnectOptions, String> {
         let (scheme, rest) = match url.split_once("://") {
             Some((s @ ("mysql" | "mariadb"), rest)) => (s, rest),
@@ -113,7 +117,7 @@ impl MyConnectOptions {
             } else {
                 parts.user
             },
-            password: parts.password,
+            password: passwords::given(parts.password),
             dbname: decode(parts.path, "database name")?,
             charset: DEFAULT_CHARSET.to_string(),
             scheme: scheme.to_string(),
@@ -130,16 +134,20 @@ impl MyConnectOptions {
                         "socket={v} in the database URL is not an absolute path; e.g. ?socket=/run/mysqld/mysqld.sock"
                     ));
                 }
+                "password_env" => opts.password = Some(passwords::from_env_named(&v)?),
                 "charset" => {
                     check_charset(&v)?;
                     opts.charset = v.to_ascii_lowercase();
                 }
                 _ => {
                     return Err(format!(
-                        "unknown database URL parameter `{k}`; supported: socket, charset"
+                        "unknown database URL parameter `{k}`; supported: socket, charset, password_env"
                     ));
                 }
             }
+        }
+        if opts.password.is_none() {
+            opts.password = passwords::mysql();
         }
         Ok(opts)
     }

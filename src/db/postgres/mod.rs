@@ -11,8 +11,11 @@
 //! no async runtime, and no type handling beyond sending integers to
 //! int2/int4/int8 parameters in binary; everything else travels as text.
 
+mod hostile;
 pub(crate) mod url;
 mod wire;
+
+pub use hostile::decode_backend_stream;
 
 pub use url::PgConnectOptions;
 

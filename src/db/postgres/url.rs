@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::db::passwords;
 use crate::db::url::{HostPart, decode, default_user, encode, parse_port, query_pairs, split_url};
 
 /// How to reach a PostgreSQL server.
@@ -31,7 +32,9 @@ impl PgConnectOptions {
     /// db = user. User, password, host and db are percent-decoded, so a unix
     /// socket directory can be given as `postgres://u@%2Ftmp/db`. Query
     /// parameters `host`, `port`, `application_name` and `sslmode=disable`
-    /// (or `prefer`/`allow`) are accepted.
+    /// (or `prefer`/`allow`) are accepted, and `password_env=NAME` (the
+    /// password from environment variable `NAME`). Without a password the
+    /// places libpq reads are tried ([`crate::db::passwords`]).
     pub fn from_url(url: &str) -> Result<PgConnectOptions, String> {
         let rest = match url.split_once("://") {
             Some(("postgres" | "postgresql", rest)) => rest,
@@ -75,7 +78,7 @@ impl PgConnectOptions {
             } else {
                 parts.user
             },
-            password: parts.password,
+            password: passwords::given(parts.password),
             dbname: decode(parts.path, "database name")?,
             application_name: DEFAULT_APP.to_string(),
         };
@@ -88,6 +91,7 @@ impl PgConnectOptions {
                 "host" => opts.host = v,
                 "port" => opts.port = parse_port(&v, EXAMPLE)?,
                 "application_name" => opts.application_name = v,
+                "password_env" => opts.password = Some(passwords::from_env_named(&v)?),
                 "sslmode" if matches!(v.as_str(), "disable" | "allow" | "prefer") => {}
                 "sslmode" => {
                     return Err(format!(
@@ -96,13 +100,21 @@ impl PgConnectOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown database URL parameter `{k}`; supported: host, port, application_name, sslmode=disable"
+                        "unknown database URL parameter `{k}`; supported: host, port, application_name, password_env, sslmode=disable"
                     ));
                 }
             }
         }
         if opts.dbname.is_empty() {
             opts.dbname = opts.user.clone();
+        }
+        if opts.password.is_none() {
+            opts.password = passwords::postgres(&passwords::PgKey {
+                host: &opts.host,
+                port: opts.port,
+                dbname: &opts.dbname,
+                user: &opts.user,
+            });
         }
         Ok(opts)
     }

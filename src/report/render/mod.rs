@@ -16,13 +16,13 @@ pub mod html;
 pub mod html_ibench;
 pub mod html_nav;
 pub mod html_overview;
+pub mod html_profile;
+pub mod html_server;
 pub mod html_sysbench;
 pub mod json;
 pub mod markdown;
 pub mod markdown_overview;
 pub mod markdown_sysbench;
-pub mod html_profile;
-pub mod html_server;
 pub mod md_server;
 pub mod svg;
 

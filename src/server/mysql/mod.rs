@@ -42,8 +42,10 @@ use super::managed::{Family, ManagedServer, Setup};
 use super::process::{ServerUser, log_tail};
 use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
 use crate::db::{Conn, Connector, Dialect, first_value, name_value_pairs};
+use crate::util::redact::Secret;
 
-/// The account tidemark creates and connects as (no password, loopback only).
+/// The account tidemark creates and connects as (loopback only, with the
+/// server's random password).
 pub const USER: &str = "tidemark";
 /// How long a clean shutdown may take before [`ManagedMysql::stop`]
 /// escalates (InnoDB flushes the buffer pool's dirty pages first).
@@ -110,6 +112,9 @@ pub struct MyFamily {
     bin: MyBinaries,
     socket: PathBuf,
     charset: String,
+    /// The password of `tidemark` and `root`, drawn for this server and
+    /// held only here.
+    password: Secret,
 }
 
 /// A running MySQL or MariaDB server owned by tidemark; stopped on
@@ -187,6 +192,7 @@ impl ManagedMysql {
             bin: bin.clone(),
             socket,
             charset: opts.charset.clone(),
+            password: Secret::random().context("cannot draw the server's password")?,
         };
         let mut my = ManagedServer::spawn(cmd, name, setup, family)?;
         let mut root = my.wait_ready(opts.start_timeout)?;
@@ -194,11 +200,12 @@ impl ManagedMysql {
         Ok(my)
     }
 
-    /// Options of the server's own superuser over the unix socket
-    /// (initialised without a password).
+    /// Options of the server's own superuser over the unix socket, as
+    /// initialised (without a password, until [`Self::lock_accounts`]).
     fn root_options(&self) -> MyConnectOptions {
         MyConnectOptions {
             user: "root".to_string(),
+            password: None,
             dbname: String::new(),
             socket: Some(self.family.socket.clone()),
             ..self.connect_options()
@@ -218,13 +225,58 @@ impl ManagedMysql {
 
     fn create_user_and_database(&mut self, root: &mut MyConn) -> Result<()> {
         let db = self.setup.dbname.replace('`', "``");
+        let pw = self.family.password.expose();
         for sql in [
-            format!("CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1', '{USER}'@'localhost'"),
+            // Statements naming the password stay out of the binary log.
+            "SET SESSION sql_log_bin = 0".to_string(),
+            format!(
+                "CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{pw}', \
+                 '{USER}'@'localhost' IDENTIFIED BY '{pw}'"
+            ),
             format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'127.0.0.1' WITH GRANT OPTION"),
             format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'localhost' WITH GRANT OPTION"),
             format!("CREATE DATABASE IF NOT EXISTS `{db}`"),
         ] {
-            root.execute_text(&sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+            // The statement holds the password: the error names it only.
+            root.execute_text(&sql)
+                .map_err(|e| anyhow!("creating tidemark's account and database: {e}"))?;
+        }
+        self.lock_accounts(root)?;
+        if self.family.bin.flavor == Flavor::Mysql {
+            // caching_sha2_password lets a TCP client in without TLS only
+            // once the password is cached, which a socket login does.
+            MyConn::connect(&self.socket_options())
+                .map_err(|e| anyhow!("first login of tidemark's account: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Only tidemark gets in: anonymous accounts and `root` for other hosts
+    /// go, and `root@localhost` gets the server's password (the
+    /// initialisation left it without one).
+    fn lock_accounts(&mut self, root: &mut MyConn) -> Result<()> {
+        let accounts = root
+            .query_text("SELECT user, host FROM mysql.user WHERE user IN ('', 'root')")
+            .map_err(|e| anyhow!("listing the server's accounts: {e}"))?;
+        let pw = self.family.password.expose();
+        for row in accounts {
+            let [Some(user), Some(host)] = [&row[0], &row[1]] else {
+                continue;
+            };
+            let account = format!(
+                "'{}'@'{}'",
+                user.replace('\'', "''"),
+                host.replace('\'', "''")
+            );
+            // Only root@localhost stays (the socket); its copies for other
+            // hosts go, as anonymous accounts do.
+            let sql = if user.is_empty() || host != "localhost" {
+                format!("DROP USER {account}")
+            } else {
+                format!("ALTER USER {account} IDENTIFIED BY '{pw}'")
+            };
+            root.execute_text(&sql)
+                .map_err(|e| anyhow!("locking account {account}: {e}"))?;
         }
         Ok(())
     }
@@ -264,7 +316,7 @@ impl Family for MyFamily {
             port: server.port(),
             socket: None,
             user: USER.to_string(),
-            password: None,
+            password: Some(server.family.password.expose().to_string()),
             dbname: server.setup.dbname.clone(),
             charset: server.family.charset.clone(),
             scheme: server.family.bin.flavor.as_str().to_string(),

@@ -38,14 +38,15 @@ pub use self::target::PostgresTarget;
 use super::TargetInfo;
 pub use super::datadir::FALLBACK_ROOT;
 use super::datadir::{
-    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, sibling_file,
-    socket_dir_for,
+    Scratch, checked_datadir_path, choose_port, create_datadir, log_file, scratch_dir,
+    sibling_file, socket_dir_for,
 };
 use super::lifecycle::{check_binaries_reachable, wait_until_ready};
 use super::managed::{Family, ManagedServer, Setup};
 use super::process::{ServerUser, log_tail};
 use crate::db::postgres::{PgConn, PgConnectOptions, PgConnector};
 use crate::db::{Conn, Connector, Dialect, first_value, name_value_pairs};
+use crate::util::redact::Secret;
 
 /// The superuser `initdb` creates and tidemark connects as.
 pub const SUPERUSER: &str = "tidemark";
@@ -108,6 +109,8 @@ impl ManagedPgOptions {
 pub struct PgFamily {
     bin: PgBinaries,
     socket_dir: PathBuf,
+    /// The superuser's password, drawn for this server and held only here.
+    password: Secret,
 }
 
 /// A running PostgreSQL server owned by tidemark; stopped on
@@ -138,10 +141,12 @@ impl ManagedPostgres {
                 NameCheck::Unsure => unsure.push((name, value)),
             }
         }
+        let password = Secret::random().context("cannot draw the server's password")?;
         run_initdb(
             bin,
             &user,
             &datadir,
+            &password,
             &sibling_file(&requested, "initdb.log"),
         )?;
         for (name, value) in &unsure {
@@ -179,6 +184,7 @@ impl ManagedPostgres {
         let family = PgFamily {
             bin: bin.clone(),
             socket_dir,
+            password,
         };
         let mut pg = ManagedServer::spawn(cmd, "postgres".to_string(), setup, family)?;
         pg.wait_ready(opts.start_timeout)?;
@@ -238,14 +244,14 @@ impl Family for PgFamily {
         Arc::new(PgConnector(opts.clone()))
     }
 
-    /// Connection options over TCP (127.0.0.1:port, user `tidemark`, the
-    /// benchmark database).
+    /// Connection options over TCP (127.0.0.1:port, user `tidemark` with
+    /// the server's password, the benchmark database).
     fn connect_options(server: &ManagedServer<Self>) -> PgConnectOptions {
         PgConnectOptions {
             host: "127.0.0.1".to_string(),
             port: server.port(),
             user: SUPERUSER.to_string(),
-            password: None,
+            password: Some(server.family.password.expose().to_string()),
             dbname: server.setup.dbname.clone(),
             application_name: "tidemark".to_string(),
         }
@@ -288,21 +294,52 @@ impl Family for PgFamily {
     }
 }
 
-/// Runs initdb; its output goes to `log`, which the error names.
-fn run_initdb(bin: &PgBinaries, user: &ServerUser, datadir: &Path, log: &Path) -> Result<()> {
+/// The authentication method of every `pg_hba.conf` line (socket and
+/// TCP): SCRAM-SHA-256 from PostgreSQL 10 on, md5 before.
+pub fn auth_method(major: u32) -> &'static str {
+    if major >= 10 { "scram-sha-256" } else { "md5" }
+}
+
+/// Runs initdb with `password` for the superuser and password
+/// authentication on every line of `pg_hba.conf`; the password reaches
+/// initdb in a file in a private directory, removed as soon as initdb is
+/// done. initdb's output goes to `log`, which the error names.
+fn run_initdb(
+    bin: &PgBinaries,
+    user: &ServerUser,
+    datadir: &Path,
+    password: &Secret,
+    log: &Path,
+) -> Result<()> {
+    let mut pw_dir = Scratch::default();
+    let pwfile = scratch_dir("pw", user, &mut pw_dir)?.join("pwfile");
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&pwfile)
+            .with_context(|| format!("cannot create {}", pwfile.display()))?;
+        std::io::Write::write_all(&mut f, password.expose().as_bytes())?;
+    }
+    user.chown_tree(&pwfile)?;
+    let method = auth_method(bin.major);
     let mut initdb = tool(bin, "initdb", user);
-    initdb.arg("-D").arg(datadir).args([
-        "-U",
-        SUPERUSER,
-        "--auth=trust",
-        "--encoding=UTF8",
-        "--locale=C",
-    ]);
+    initdb
+        .arg("-D")
+        .arg(datadir)
+        .args(["-U", SUPERUSER])
+        .arg(format!("--pwfile={}", pwfile.display()))
+        .arg(format!("--auth={method}"))
+        .args(["--encoding=UTF8", "--locale=C"]);
     let status = initdb
         .stdout(log_file(log)?)
         .stderr(log_file(log)?)
         .status()
-        .context("cannot run initdb")?;
+        .context("cannot run initdb");
+    pw_dir.remove();
+    let status = status?;
     if !status.success() {
         bail!(
             "initdb of {} failed ({status}); its output is in {}:\n{}",
