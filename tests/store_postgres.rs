@@ -19,12 +19,13 @@ use common::{
 };
 use tidemark::db::Connector;
 
-/// The store's URL on `pg` for database `db` as user `user`.
+/// The store's URL on `pg` for database `db` as user `user`, with the
+/// managed server's password (every test role is given the same one).
 fn store_url(pg: &tidemark::server::postgres::ManagedPostgres, user: &str, db: &str) -> String {
     let mut o = pg.connect_options();
     o.user = user.into();
     o.dbname = db.into();
-    o.display_url()
+    common::pg_url(&o)
 }
 
 /// The JSON export of the store at `url`.
@@ -238,11 +239,12 @@ fn bad_stores_fail_in_one_line_and_leave_the_source_alone() {
         "--store",
         &url,
     ]));
+    let password = pg.connect_options().password.unwrap_or_default();
     for sql in [
-        "CREATE ROLE reader LOGIN",
-        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+        format!("CREATE ROLE reader LOGIN PASSWORD '{password}'"),
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader".to_string(),
     ] {
-        conn.execute_text(sql).unwrap();
+        conn.execute_text(&sql).unwrap();
     }
     let reader = store_url(&pg, "reader", "tidemark");
     fails_in_one_line(
