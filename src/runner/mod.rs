@@ -16,6 +16,7 @@
 mod drive;
 mod monitor;
 pub mod pace;
+mod ramp;
 pub use crate::record::step as result;
 pub mod roles;
 
@@ -82,20 +83,24 @@ pub fn run_step(
         threads: &handles,
     };
     let start_gate = StartGate::new(threads as usize);
+    let ramp = ramp::ConnectRamp::for_host();
 
     std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(threads as usize);
         for client in 0..threads {
-            let (peers, start_gate) = (&peers, &start_gate);
+            let (peers, start_gate, ramp) = (&peers, &start_gate, &ramp);
             let builder = std::thread::Builder::new().name(format!("client-{client}"));
             let join = builder
                 .spawn_scoped(scope, move || {
                     let _ = peers.threads[client as usize].set(std::thread::current());
-                    let setup = connector.connect().and_then(|mut conn| {
-                        let mut work = make_work(client);
-                        work.prepare(conn.as_mut())?;
-                        Ok((conn, work))
-                    });
+                    let setup = {
+                        let _turn = ramp.admit();
+                        connector.connect().and_then(|mut conn| {
+                            let mut work = make_work(client);
+                            work.prepare(conn.as_mut())?;
+                            Ok((conn, work))
+                        })
+                    };
                     let (mut conn, mut work, start) = start_gate.ready(setup)?;
                     let rules = LoopRules {
                         index: client as usize,

@@ -133,11 +133,12 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
         let mut store = Store::open(dir.path()).unwrap();
         let run = crate::store::tests::write_sample_run(&mut store);
         // Turn it into what a build before the samplers left behind
-        // (every migration but the last).
+        // (the migrations before the samplers').
         store
             .conn
             .execute_batch(
                 "DROP TABLE step_host_seconds; DROP TABLE step_metrics;
+                 ALTER TABLE steps DROP COLUMN sweep_threads;
                  UPDATE meta SET value = '3' WHERE key = 'schema_version';",
             )
             .unwrap();

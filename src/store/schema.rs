@@ -356,9 +356,23 @@ CREATE TABLE step_metrics (
 );
 "#;
 
+/// Concurrency sweeps (`--threads 1,4,64`): the client count of a step
+/// that is one point of a sweep, NULL for a step of a single-count run. A
+/// target then holds one step per test and point (`seq` stays unique).
+/// Plain SQL, so every store backend can apply it.
+const SWEEP_POINTS: &str = r#"
+ALTER TABLE steps ADD COLUMN sweep_threads INTEGER;   -- NULL: not a sweep point
+"#;
+
 /// The migration scripts, oldest first; script `i` takes a database from
 /// schema `i` to schema `i + 1`.
-const MIGRATIONS: &[&str] = &[V1, TARGET_REPETITIONS_AND_PLANS, IBENCH_ROLES, V2_SAMPLERS];
+const MIGRATIONS: &[&str] = &[
+    V1,
+    TARGET_REPETITIONS_AND_PLANS,
+    IBENCH_ROLES,
+    V2_SAMPLERS,
+    SWEEP_POINTS,
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

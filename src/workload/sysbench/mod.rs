@@ -15,6 +15,7 @@ use catalog::{Duration as Dur, Keys, Kind};
 use client::{ClientConfig, SysbenchClient};
 
 use crate::db::{Conn, Dialect, Param};
+use crate::knobs::ThreadCounts;
 use crate::runner::{ClientWork, StepPlan};
 use crate::workload::StepInfo;
 use crate::workload::keys::{KeyGen, stream_seed};
@@ -24,7 +25,9 @@ use crate::workload::keys::{KeyGen, stream_seed};
 pub struct SysbenchParams {
     pub tables: u32,
     pub table_size: u64,
-    pub threads: u32,
+    /// Client connections: one count, or a sweep (each test runs once per
+    /// count; [`Sysbench`] is given one count at a time).
+    pub threads: ThreadCounts,
     pub read_secs: f64,
     pub write_secs: f64,
     pub warmup_secs: f64,
@@ -66,6 +69,7 @@ impl Sysbench {
                 "rand_type": match t.keys { Keys::Zipfian => "zipfian", _ => "uniform" },
                 "seed": p.seed,
             }),
+            sweep_threads: None,
         }
     }
 
@@ -73,7 +77,7 @@ impl Sysbench {
         if t.threads_per_table {
             self.params.tables
         } else {
-            self.params.threads
+            self.params.threads.first()
         }
     }
 
