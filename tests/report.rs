@@ -6,8 +6,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::chromium::chromium_cmd;
 use common::*;
 use tidemark::report::select::select;
 use tidemark::report::{Report, ReportOptions, html, markdown, model};
@@ -133,37 +133,6 @@ fn the_fixture_compares_what_was_measured() {
             }
         }
     }
-}
-
-/// Headless Chromium, as CI installs it (Debian's `chromium`).
-fn chromium() -> PathBuf {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::var("PATH").unwrap_or_default().split(':') {
-            let p = Path::new(dir).join(name);
-            if p.is_file() {
-                return p;
-            }
-        }
-    }
-    panic!(
-        "headless Chromium is needed to check the HTML report: apt-get install chromium (.ci/run installs it)"
-    );
-}
-
-fn chromium_cmd(profile: &Path) -> Command {
-    let mut c = Command::new(chromium());
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    c
 }
 
 /// Measures the rendered page: appended to a copy of the report (the

@@ -272,6 +272,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         .filter(|r| r.sysbench.is_some());
     if let Some(report) = &model {
         print!("{}", crate::console::verdicts::sysbench_summary(report));
+        print!("{}", crate::console::verdicts::sweep_summary(report));
     } else if !shown.is_empty() {
         let (mut names, rows): (Vec<String>, Vec<Vec<SummaryRow>>) = shown.into_iter().unzip();
         dedupe_labels(&mut names);

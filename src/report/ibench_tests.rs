@@ -217,6 +217,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         },
         sysbench: None,
         ibench: Some(section),
+        sweep: None,
         plan_changes: Vec::new(),
         notes: Vec::new(),
     }

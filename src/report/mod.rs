@@ -18,6 +18,7 @@ pub mod model;
 pub mod plans;
 pub mod render;
 pub mod select;
+pub mod sweep;
 pub mod sysbench;
 
 pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};

@@ -13,6 +13,7 @@ use super::context::{self, Context};
 use super::ibench::{self, IbenchSection};
 use super::plans::{self, PlanChange};
 use super::select::Selection;
+use super::sweep::{self, SweepSection};
 use super::sysbench::{self, SysbenchSection};
 use crate::store::{RunRecord, StepRecord, TargetRecord};
 
@@ -137,6 +138,10 @@ pub struct Report {
     pub context: Context,
     pub sysbench: Option<SysbenchSection>,
     pub ibench: Option<IbenchSection>,
+    /// QPS and p99 against client connections (`--threads` sweeps);
+    /// absent from the JSON of a report without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSection>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -247,6 +252,10 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         super::ibench_verdicts::apply(&mut s, &columns, opts.min_effect);
         s
     });
+    let sweep = sweep::build(&columns);
+    if sweep.is_some() {
+        notes.push("a concurrency sweep: the sysbench tables show each test at its first client count; the sweep section has every count".into());
+    }
     if sysbench.is_none() && ibench.is_none() {
         notes.push("the selected targets have no reported steps to compare".into());
     }
@@ -272,6 +281,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         targets,
         context,
         plan_changes: plans::changes(&columns),
+        sweep,
         sysbench,
         ibench,
         notes,

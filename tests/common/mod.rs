@@ -1,11 +1,13 @@
 //! Helpers shared by the integration tests: real managed servers in temp
 //! directories, and the tidemark binary. The checks several tests make
 //! alike live in the submodules: CLI runs and Ctrl-C ([`cli_runs`]), the
-//! Insert Benchmark steps ([`ibench_checks`]), the samplers
+//! Insert Benchmark steps ([`ibench_checks`]), headless Chromium
+//! ([`chromium`]), the samplers
 //! ([`sampler_checks`]) and the sysbench microbenchmarks
 //! ([`sysbench_checks`]).
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod cli_runs;
 pub mod ibench_checks;
 pub mod sampler_checks;

@@ -73,6 +73,9 @@ pub fn render(r: &Report) -> String {
     if r.sysbench.is_some() {
         o.push_str("<a href=\"#sysbench\">Sysbench</a>");
     }
+    if r.sweep.is_some() {
+        o.push_str("<a href=\"#sweep\">Concurrency sweep</a>");
+    }
     if r.ibench.is_some() {
         o.push_str("<a href=\"#ibench\">Insert Benchmark</a>");
     }
@@ -88,6 +91,9 @@ pub fn render(r: &Report) -> String {
         o.push_str("</ul></div>\n");
     }
     context(&mut o, r);
+    if let Some(s) = &r.sweep {
+        super::sweep::html(&mut o, r, s);
+    }
     if let Some(s) = &r.sysbench {
         sysbench(&mut o, r, s);
     }

@@ -49,6 +49,9 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
     context(&mut o, r);
+    if let Some(s) = &r.sweep {
+        super::sweep::markdown(&mut o, s);
+    }
     if let Some(s) = &r.sysbench {
         sysbench(&mut o, r, s);
     }

@@ -13,6 +13,7 @@ pub mod html_ibench;
 pub mod json;
 pub mod markdown;
 pub mod svg;
+pub mod sweep;
 
 use anyhow::Result;
 
