@@ -108,6 +108,12 @@ knobs! {
     /// pow2+cores:1..1024 or 1..250/10 (see README).
     #[arg(long)]
     THREADS threads: Option<ThreadCounts> => Sysbench;
+    /// Clients from which a test whose events are single read statements
+    /// (point-query, random-points, ranges) multiplexes its connections on
+    /// one event loop per CPU instead of one thread each (PostgreSQL;
+    /// default 64, 0 = never).
+    #[arg(long)]
+    MUX_FROM mux_from: Option<u32> => Sysbench;
     /// Measured seconds of each read test.
     #[arg(long)]
     READ_SECS read_secs: Option<f64> => Sysbench;

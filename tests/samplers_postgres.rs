@@ -166,6 +166,7 @@ fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
             tables: 1,
             table_size: 20_000,
             threads: tidemark::knobs::ThreadCounts::one(1),
+            mux_from: 0,
             read_secs: 10.0,
             write_secs: 10.0,
             warmup_secs: 0.0,

@@ -257,3 +257,53 @@ fn an_external_server_whose_max_connections_is_too_small_is_refused() {
     assert!(line.contains("raise max_connections"), "{line}");
     server.stop().unwrap();
 }
+
+#[test]
+fn the_multiplexed_client_drives_every_connection_and_times_each_query() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let args = short_run(
+        results,
+        "point-query,range-covered-pk",
+        &["pg@system"],
+        &["--threads", "2,48", "--mux-from", "48"],
+    );
+    let o = run_tidemark(&args);
+    assert!(o.status.success(), "run failed: {}", stderr(&o));
+    let doc = export_json(results);
+    let steps = doc["runs"][0]["targets"][0]["steps"].as_array().unwrap();
+    let loops = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let mut seen = 0;
+    for s in steps.iter().filter(|s| s["reported"] == true) {
+        let n = s["sweep_threads"].as_u64().unwrap();
+        assert_eq!(s["status"], "ok", "{s}");
+        let mux = s["params"]["client_loops"].as_u64();
+        if n < 48 {
+            assert_eq!(mux, None, "{} clients: one thread each", n);
+            continue;
+        }
+        seen += 1;
+        assert_eq!(mux, Some(loops.min(n)), "an event loop per core");
+        let clients = s["clients"].as_array().unwrap();
+        assert_eq!(clients.len(), 48, "one result per connection");
+        assert!(
+            clients.iter().all(|c| c["events"].as_u64().unwrap() > 0),
+            "every multiplexed connection ran queries"
+        );
+        let statements = s["statements"].as_u64().unwrap();
+        assert_eq!(s["events"], s["statements"], "one statement per event");
+        let rows = s["rows"].as_u64().unwrap();
+        if s["name"] == "point-query_range=100" {
+            assert_eq!(rows, statements, "a row per point select");
+        } else {
+            // BETWEEN x AND x+100: 101 rows unless x is near the table's end.
+            assert!(rows <= statements * 101 && rows > statements * 80, "{rows}");
+        }
+        let lat = &s["latency_us"];
+        let (p50, p99) = (lat["p50"].as_u64().unwrap(), lat["p99"].as_u64().unwrap());
+        assert!(p50 > 0 && p99 >= p50, "latency timed per query: {lat}");
+    }
+    assert_eq!(seen, 2, "both tests multiplexed at 48 connections");
+}

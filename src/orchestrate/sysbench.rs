@@ -13,7 +13,7 @@ use super::step::StepContext;
 use crate::db::{Conn, Connector};
 use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
-use crate::runner::run_step;
+use crate::runner::{mux, run_step};
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -144,19 +144,38 @@ pub fn run_test(
         suite.explain(test, loaded.admin()?)
     };
     let step_plan = suite.step_plan(test, &label);
+    let multiplexed = p.mux_from > 0
+        && threads >= p.mux_from
+        && suite.mux_client(test, 0).is_some()
+        && ctx.server.connector().multiplexes();
+    let loops = mux::loops_for(threads);
+    if multiplexed && let Some(params) = info.params.as_object_mut() {
+        params.insert("client_loops".into(), loops.into());
+    }
     ctx.measure(
         (seq * points(plan) + point) as u32,
         step_count(plan),
         &info,
         &plans,
         |conn, cancel, progress| {
-            run_step(
-                &step_plan,
-                conn,
-                &|client| suite.client(test, client),
-                cancel,
-                progress,
-            )
+            if multiplexed {
+                mux::run_step_mux(
+                    &step_plan,
+                    conn,
+                    &|client| suite.mux_client(test, client).expect("a single-read test"),
+                    cancel,
+                    progress,
+                    loops,
+                )
+            } else {
+                run_step(
+                    &step_plan,
+                    conn,
+                    &|client| suite.client(test, client),
+                    cancel,
+                    progress,
+                )
+            }
         },
     )?;
     if test.after == After::Postwrite && !cancelled() {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::knobs::Overrides;
 use crate::knobs::{Applies, ThreadCounts};
 use crate::workload::ibench::IbenchParams;
-use crate::workload::sysbench::SysbenchParams;
+use crate::workload::sysbench::{DEFAULT_MUX_FROM, SysbenchParams};
 
 /// The benchmark suites tidemark can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,6 +150,7 @@ impl Profile {
                 tables: 1,
                 table_size: 100_000,
                 threads: ThreadCounts::one(1),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 5.0,
                 write_secs: 5.0,
                 warmup_secs: 1.0,
@@ -161,6 +162,7 @@ impl Profile {
                 tables: 1,
                 table_size: 50_000_000,
                 threads: ThreadCounts::one(1),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
@@ -172,6 +174,7 @@ impl Profile {
                 tables: 8,
                 table_size: 10_000_000,
                 threads: ThreadCounts::one(cores.max(2)),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
@@ -267,6 +270,7 @@ mod tests {
             tables: Some(2),
             table_size: Some(30),
             threads: Some(ThreadCounts::parse_with_cores("1,3", 2).unwrap()),
+            mux_from: Some(5),
             read_secs: Some(1.5),
             write_secs: Some(2.5),
             warmup_secs: Some(0.0),
@@ -283,6 +287,7 @@ mod tests {
                 tables: 2,
                 table_size: 30,
                 threads: ThreadCounts::parse_with_cores("1,3", 2).unwrap(),
+                mux_from: 5,
                 read_secs: 1.5,
                 write_secs: 2.5,
                 warmup_secs: 0.0,

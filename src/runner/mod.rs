@@ -15,6 +15,7 @@
 
 mod drive;
 mod monitor;
+pub mod mux;
 pub mod pace;
 mod ramp;
 pub use crate::record::step as result;
@@ -273,6 +274,7 @@ fn assemble(
     let mut cpu = 0.0;
     let mut lost = 0;
     let mut rows = 0;
+    let threads_ended = ends.len();
     for e in ends {
         let _ = histogram.add(&e.histogram);
         cpu += e.cpu_secs;
@@ -284,6 +286,7 @@ fn assemble(
             }
         }
         clients.push(e.result);
+        clients.extend(e.more_clients);
     }
     let totals = clients.iter().fold(SecondSample::default(), |mut t, c| {
         t.counts.events += c.events;
@@ -299,7 +302,7 @@ fn assemble(
     } else {
         plan.duration.as_secs_f64()
     };
-    let (status, failure) = if lost == clients.len() && lost > 0 {
+    let (status, failure) = if lost == threads_ended && lost > 0 {
         (
             StepStatus::Failed,
             Some(format!(

@@ -21,6 +21,7 @@ pub fn suite(dialect: Dialect, step_secs: f64) -> Sysbench {
             tables: 1,
             table_size: ROWS,
             threads: tidemark::knobs::ThreadCounts::one(1),
+            mux_from: 0,
             read_secs: step_secs,
             write_secs: step_secs,
             warmup_secs: 0.0,

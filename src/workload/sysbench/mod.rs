@@ -28,6 +28,10 @@ pub struct SysbenchParams {
     /// Client connections: one count, or a sweep (each test runs once per
     /// count; [`Sysbench`] is given one count at a time).
     pub threads: ThreadCounts,
+    /// Clients from which single-read tests multiplex their connections
+    /// on one event loop per CPU (0: never).
+    #[serde(default = "default_mux_from")]
+    pub mux_from: u32,
     pub read_secs: f64,
     pub write_secs: f64,
     pub warmup_secs: f64,
@@ -39,6 +43,15 @@ pub struct SysbenchParams {
     /// each test's clients draw their keys from a stream of it
     /// ([`stream_seed`]).
     pub seed: u64,
+}
+
+/// [`SysbenchParams::mux_from`] unless overridden: the measured crossover
+/// below which one thread per connection costs less client CPU per query
+/// (bench/concurrency_vs_anchors.sh).
+pub const DEFAULT_MUX_FROM: u32 = 64;
+
+fn default_mux_from() -> u32 {
+    DEFAULT_MUX_FROM
 }
 
 /// The suite bound to its parameters and the target's dialect.
@@ -97,6 +110,17 @@ impl Sysbench {
             warmup: Duration::from_secs_f64(self.params.warmup_secs),
             duration: Duration::from_secs_f64(self.secs(t)),
         }
+    }
+
+    /// A client of test `t` an event loop can multiplex, when every event
+    /// of `t` is one read statement.
+    pub fn mux_client(
+        &self,
+        t: &TestDef,
+        client: u32,
+    ) -> Option<Box<dyn crate::runner::mux::MuxWork>> {
+        SysbenchClient::is_single_read(t)
+            .then(|| Box::new(SysbenchClient::new(t, &self.client_config(), client)) as _)
     }
 
     /// A client loop for client number `client` of test `t`.
