@@ -290,7 +290,7 @@ fn the_multiplexed_client_drives_every_connection_and_times_each_query() {
         assert_eq!(clients.len(), 48, "one result per connection");
         assert!(
             clients.iter().all(|c| c["events"].as_u64().unwrap() > 0),
-            "every multiplexed connection ran queries"
+            "every multiplexed connection ran queries: {clients:?}"
         );
         let statements = s["statements"].as_u64().unwrap();
         assert_eq!(s["events"], s["statements"], "one statement per event");

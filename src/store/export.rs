@@ -505,6 +505,7 @@ mod tests {
                 "error_samples",
                 "secs",
                 "threads",
+                "sweep_threads",
                 "events",
                 "statements",
                 "rows",
