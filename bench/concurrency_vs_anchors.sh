@@ -2,9 +2,10 @@
 # Client cost at high concurrency: sysbench oltp_point_select, pgbench -M prepared
 # (-j = this host's cores, connections multiplexed on that many threads) and
 # tidemark's point-query against ONE PostgreSQL server, at 1 … 1024 client
-# connections, in one run. tidemark runs twice per count: as chosen (an event
-# loop per core from --mux-from on) and with one thread per connection
-# (--mux-from 0), so the crossover between the two shows.
+# connections, in one run. tidemark runs twice per count: multiplexed (an
+# event loop per core, --mux-from 1) and with one thread per connection
+# (--mux-from 0), so the crossover between the two shows; `*` marks the one
+# tidemark picks by default (multiplexed from DEFAULT_MUX_FROM clients on).
 #
 # Prints one row per connections × tool: QPS and client CPU µs per query (the
 # client process's user+sys CPU over the queries it completed; for tidemark
@@ -32,6 +33,7 @@ bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$bindir/postgres" ] || { echo "no PostgreSQL server binaries: apt-get install postgresql" >&2; exit 1; }
 command -v sysbench >/dev/null || { echo "sysbench missing: apt-get install sysbench" >&2; exit 1; }
 pgbench=$bindir/pgbench; [ -x "$pgbench" ] || pgbench=$(command -v pgbench)
+default_mux_from=$(sed -n 's/^pub const DEFAULT_MUX_FROM: u32 = \([0-9]*\);/\1/p' src/workload/sysbench/mod.rs)
 largest=$(echo "$counts" | tr ' ' '\n' | sort -n | tail -1)
 
 work=$(mktemp -d /tmp/tidemark-bench.XXXXXX)
@@ -69,11 +71,12 @@ for c in $counts; do
   printf '%11s  %-14s %10.0f %16s\n' "$c" "pgbench -j$j" "$(echo "$q $secs" | awk '{print $1/$2}')" \
     "$(per_q "$(cpu_of "$work/pb.time")" "$q")"
 
-  # tidemark as chosen, then one thread per connection
-  for mode in auto threads; do
-    extra=()
-    name=tidemark
-    if [ "$mode" = threads ]; then extra=(--mux-from 0); name=tidemark-thr; fi
+  # tidemark multiplexed, then one thread per connection
+  for mode in mux thr; do
+    if [ "$mode" = mux ]; then extra=(--mux-from 1); else extra=(--mux-from 0); fi
+    name=tidemark-$mode
+    if { [ "$mode" = mux ] && [ "$c" -ge "$default_mux_from" ]; } ||
+       { [ "$mode" = thr ] && [ "$c" -lt "$default_mux_from" ]; }; then name="$name*"; fi
     { time "$tm" run --results "$work/results" --target "$url" --reuse-tables --tests point-query \
         --table-size "$rows" --threads "$c" --read-secs "$secs" --warmup-secs 0 --no-report \
         "${extra[@]}" >"$work/tm.out" 2>&1; } 2>"$work/tm.time"
@@ -81,7 +84,7 @@ for c in $counts; do
 import json,sys
 s=json.load(sys.stdin)["runs"][-1]["targets"][0]["steps"][-1]
 print(s["statements"], s["qps"], s["client_cpu_us_per_query"], s["params"].get("client_loops", 0))')
-    [ "$loops" != 0 ] && name="$name(mux$loops)"
+    [ "$loops" != 0 ] && name="$name/$loops"
     printf '%11s  %-14s %10.0f %16s %22.2f\n' "$c" "$name" "$qps" \
       "$(per_q "$(cpu_of "$work/tm.time")" "$q")" "$cu"
   done

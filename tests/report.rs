@@ -178,24 +178,7 @@ fn html_renders_in_headless_chromium_with_its_charts() {
     let probe = dir.path().join("probe.html");
     std::fs::write(&probe, page.replace("</body>", PROBE)).unwrap();
 
-    let o = chromium_cmd(&dir.path().join("profile-1"))
-        .arg("--window-size=1280,1000")
-        .arg("--dump-dom")
-        .arg(format!("file://{}", probe.display()))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let json = dom
-        .rsplit_once("PROBE")
-        .and_then(|(_, rest)| rest.split_once("END"))
-        .map(|(j, _)| j)
-        .unwrap_or_else(|| {
-            panic!(
-                "chromium rendered no probe: {}",
-                String::from_utf8_lossy(&o.stderr)
-            )
-        });
-    let probe: serde_json::Value = serde_json::from_str(json).expect("probe JSON");
+    let probe = common::chromium::probe(&dir.path().join("profile-1"), &probe);
 
     // One bar chart per sysbench group; each drawn, with one bar per test
     // and compared target.

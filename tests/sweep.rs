@@ -103,19 +103,7 @@ fn a_sweep_on_postgres_and_mariadb_stores_every_point_and_the_report_draws_it() 
     let page = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     let probe_page = out_dir.join("probe.html");
     std::fs::write(&probe_page, page.replace("</body>", PROBE)).unwrap();
-    let o = chromium_cmd(&dir.path().join("profile-1"))
-        .arg("--window-size=1280,1000")
-        .arg("--dump-dom")
-        .arg(format!("file://{}", probe_page.display()))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let json = dom
-        .rsplit_once("PROBE")
-        .and_then(|(_, rest)| rest.split_once("END"))
-        .map(|(j, _)| j)
-        .unwrap_or_else(|| panic!("no probe: {}", String::from_utf8_lossy(&o.stderr)));
-    let probe: serde_json::Value = serde_json::from_str(json).unwrap();
+    let probe = common::chromium::probe(&dir.path().join("profile-1"), &probe_page);
     let charts = probe["charts"].as_array().unwrap();
     assert_eq!(charts.len(), 2, "QPS and p99 charts: {probe}");
     for c in charts {

@@ -124,10 +124,40 @@ pub fn run_step(
             joins.push(join);
         }
 
-        let start = start_gate.open_or_join(&mut joins)?;
+        let run = Coordinated {
+            plan,
+            clients: threads,
+            counters: &counters,
+            cancel,
+        };
+        run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
+    })
+}
+
+/// The coordinating side of a step whose threads were spawned: watch them
+/// once a second, join them, and merge what they measured.
+pub(crate) struct Coordinated<'a> {
+    pub plan: &'a StepPlan,
+    /// Clients (connections) of the step.
+    pub clients: u32,
+    /// One per spawned thread.
+    pub counters: &'a [Counters],
+    pub cancel: &'a AtomicBool,
+}
+
+impl Coordinated<'_> {
+    /// From the step's `start` on: the monitor until the end, then the
+    /// threads' results as the step's.
+    pub(crate) fn finish(
+        &self,
+        start: Instant,
+        joins: Vec<ScopedJoinHandle<'_, Option<ThreadEnd>>>,
+        on_progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, DbError> {
+        let (plan, cancel) = (self.plan, self.cancel);
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
-        let quotas = vec![None; threads as usize];
+        let quotas = vec![None; self.counters.len()];
         let watch = Watch {
             label: &plan.label,
             start,
@@ -137,20 +167,21 @@ pub fn run_step(
             cancel,
             abort: None,
         };
-        let seconds = monitor(&watch, &counters, on_progress);
+        let seconds = monitor(&watch, self.counters, on_progress);
         let ends: Vec<ThreadEnd> = joins
             .into_iter()
             .filter_map(|h| h.join().expect("client thread panicked"))
             .collect();
         let stopped = Instant::now().min(end);
         let per_second = sum_seconds(&seconds, |_| true);
-        let retries = counters
+        let retries = self
+            .counters
             .iter()
             .map(|c| c.retries.load(Ordering::Relaxed))
             .sum();
         Ok(assemble(
             plan,
-            threads,
+            self.clients,
             ends,
             per_second,
             retries,
@@ -158,7 +189,7 @@ pub fn run_step(
             stopped,
             cancel,
         ))
-    })
+    }
 }
 
 /// The start barrier of a step: every thread connects and prepares, then

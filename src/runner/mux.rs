@@ -26,9 +26,8 @@ use std::thread::Thread;
 use std::time::Instant;
 
 use super::drive::{Counters, MAX_ERROR_SAMPLES, ThreadEnd};
-use super::monitor::{Watch, monitor};
 use super::result::{ClientResult, new_histogram};
-use super::{Peers, StartGate, StepPlan, StepResult, assemble, sum_seconds, thread_cpu_secs};
+use super::{Coordinated, Peers, StartGate, StepPlan, StepResult, thread_cpu_secs};
 use crate::db::{Conn, Connector, DbError, ErrorKind, MuxConn, Param, StmtId};
 use crate::record::Progress;
 
@@ -147,40 +146,13 @@ pub fn run_step_mux(
                 .expect("spawning a client loop thread");
             joins.push(join);
         }
-        let start = start_gate.open_or_join(&mut joins)?;
-        let measure_from = start + plan.warmup;
-        let end = measure_from + plan.duration;
-        let quotas = vec![None; loops as usize];
-        let watch = Watch {
-            label: &plan.label,
-            start,
-            measure_from,
-            end: Some(end),
-            quotas: &quotas,
-            cancel,
-            abort: None,
-        };
-        let seconds = monitor(&watch, &counters, on_progress);
-        let ends: Vec<ThreadEnd> = joins
-            .into_iter()
-            .filter_map(|h| h.join().expect("client loop panicked"))
-            .collect();
-        let stopped = Instant::now().min(end);
-        let per_second = sum_seconds(&seconds, |_| true);
-        let retries = counters
-            .iter()
-            .map(|c| c.retries.load(Ordering::Relaxed))
-            .sum();
-        Ok(assemble(
+        let run = Coordinated {
             plan,
             clients,
-            ends,
-            per_second,
-            retries,
-            measure_from,
-            stopped,
+            counters: &counters,
             cancel,
-        ))
+        };
+        run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
     })
 }
 

@@ -34,3 +34,26 @@ pub fn chromium_cmd(profile: &Path) -> Command {
     .arg(format!("--user-data-dir={}", profile.display()));
     c
 }
+
+/// Loads `page` (with a probe script that writes `PROBE{json}END` into the
+/// DOM) in headless Chromium and returns the probe's JSON.
+pub fn probe(profile: &Path, page: &Path) -> serde_json::Value {
+    let o = chromium_cmd(profile)
+        .arg("--window-size=1280,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let json = dom
+        .rsplit_once("PROBE")
+        .and_then(|(_, rest)| rest.split_once("END"))
+        .map(|(j, _)| j)
+        .unwrap_or_else(|| {
+            panic!(
+                "chromium rendered no probe: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+    serde_json::from_str(json).expect("probe JSON")
+}

@@ -285,8 +285,21 @@ impl PgConn {
         if self.rbuf.len() < need {
             self.rbuf.resize(need.next_power_of_two(), 0);
         }
+        self.read_some(false)
+    }
+
+    /// One successful `read` into the free end of `rbuf` (retried on
+    /// EINTR); `ready`: the caller knows the socket is readable, so no
+    /// poll first ([`Stream::read_ready`]).
+    fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
         loop {
-            match self.stream.read(&mut self.rbuf[self.rend..]) {
+            let buf = &mut self.rbuf[self.rend..];
+            let got = if ready {
+                self.stream.read_ready(buf)
+            } else {
+                self.stream.read(buf)
+            };
+            match got {
                 Ok(0) => {
                     self.broken = true;
                     return Err(DbError::new(

@@ -4,7 +4,6 @@
 //! until ReadyForQuery. Same buffers as the blocking path, so nothing is
 //! allocated per statement (only a server error builds its message).
 
-use std::io;
 use std::os::fd::RawFd;
 
 use super::{MAX_MESSAGE, PgConn, wire};
@@ -48,28 +47,7 @@ impl PgConn {
                 self.rbuf.resize(want, 0);
             }
         }
-        loop {
-            match self.stream.read_ready(&mut self.rbuf[self.rend..]) {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "",
-                        "connection closed by the server",
-                    ));
-                }
-                Ok(n) => {
-                    self.rend += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) => {
-                    self.broken = true;
-                    return Err(DbError::io(e));
-                }
-            }
-        }
+        self.read_some(true)
     }
 }
 
