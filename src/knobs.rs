@@ -110,8 +110,8 @@ knobs! {
     THREADS threads: Option<ThreadCounts> => Sysbench;
     /// Clients from which a test whose events are single read statements
     /// (point-query, random-points, ranges) multiplexes its connections on
-    /// one event loop per CPU instead of one thread each (PostgreSQL;
-    /// default 64, 0 = never).
+    /// one event loop per CPU instead of one thread each (PostgreSQL,
+    /// MySQL/MariaDB; default 64, 0 = never).
     #[arg(long)]
     MUX_FROM mux_from: Option<u32> => Sysbench;
     /// Measured seconds of each read test.
