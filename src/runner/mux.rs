@@ -198,6 +198,8 @@ struct Tally {
     retries: u64,
     samples: Vec<String>,
     last_end: Option<Instant>,
+    /// Clients whose connection is gone.
+    lost: usize,
 }
 
 /// Sends slot `s`'s next statement, stamping its send time.
@@ -244,6 +246,7 @@ fn event_loop(rules: &Rules<'_>, slots: &mut [Slot]) -> ThreadEnd {
                 .and_then(|()| send_next(s));
             if let Err(e) = sent {
                 s.lost = failed(s, e, c, false, &mut tally);
+                tally.lost += usize::from(s.lost);
                 s.busy = false;
             }
         }
@@ -253,7 +256,7 @@ fn event_loop(rules: &Rules<'_>, slots: &mut [Slot]) -> ThreadEnd {
         if rules.cancel.load(Ordering::Relaxed) || now >= rules.deadline {
             break;
         }
-        if slots.iter().all(|s| s.lost) {
+        if tally.lost == slots.len() {
             break;
         }
         if !measuring && now >= rules.measure_from {
@@ -291,6 +294,7 @@ fn event_loop(rules: &Rules<'_>, slots: &mut [Slot]) -> ThreadEnd {
                     s.busy = false;
                     if failed(s, e, c, measured, &mut tally) {
                         s.lost = true;
+                        tally.lost += 1;
                         let _ = ep.ctl(libc::EPOLL_CTL_DEL, s.conn.raw_fd(), 0);
                         continue;
                     }
@@ -303,6 +307,7 @@ fn event_loop(rules: &Rules<'_>, slots: &mut [Slot]) -> ThreadEnd {
                 s.busy = false;
                 if failed(s, e, c, measured, &mut tally) {
                     s.lost = true;
+                    tally.lost += 1;
                     let _ = ep.ctl(libc::EPOLL_CTL_DEL, s.conn.raw_fd(), 0);
                 }
             }
