@@ -191,21 +191,27 @@ fn summary_line(t: &SweepTest, l: &SweepLine) -> String {
     };
     let knee = match l.knee {
         Some(k) => format!(
-            "knee at {k} connections (no larger count is more than {:.0} % faster)",
+            "knee at {} (no larger count is more than {:.0} % faster)",
+            connections(k),
             KNEE_GROWTH * 100.0
         ),
         None => format!(
-            "no knee: QPS still grew at {} connections",
-            t.counts.last().copied().unwrap_or(0)
+            "no knee: QPS still grew at {}",
+            connections(t.counts.last().copied().unwrap_or(0))
         ),
     };
     format!(
-        "{} on {}: peak {} QPS at {} connections; {knee}",
+        "{} on {}: peak {} QPS at {}; {knee}",
         t.name,
         l.target,
         super::format::amount(peak.qps),
-        peak.threads
+        connections(peak.threads)
     )
+}
+
+/// `1 connection`, `64 connections`.
+fn connections(n: u32) -> String {
+    format!("{n} connection{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]

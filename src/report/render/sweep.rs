@@ -81,7 +81,7 @@ pub fn html(o: &mut String, _r: &Report, s: &SweepSection) {
                 })
                 .collect()
         };
-        o.push_str("<div class=\"charts\">");
+        o.push_str("<div class=\"charts\" style=\"display:flex;flex-wrap:wrap;gap:8px\">");
         o.push_str(&log_x_chart(
             &format!("{}: QPS", t.name),
             "QPS",
