@@ -113,7 +113,7 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
 }
 
-const WIDTH: f64 = 640.0;
+const WIDTH: f64 = 560.0;
 const LEFT: f64 = 64.0;
 const TOP: f64 = 44.0;
 const PLOT_HEIGHT: f64 = 220.0;
