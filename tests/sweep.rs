@@ -98,6 +98,13 @@ fn a_sweep_on_postgres_and_mariadb_stores_every_point_and_the_report_draws_it() 
     assert!((rel - b / a).abs() < 1e-9, "relative QPS at 64 is B / A");
     let summary = json["sweep"]["summary"].as_array().unwrap();
     assert_eq!(summary.len(), 2, "a peak-and-knee line per target");
+    let changes = json["plan_changes"].as_array().unwrap();
+    assert!(
+        changes
+            .iter()
+            .all(|c| c["targets"].as_array().unwrap().len() == 1),
+        "a test's plan is compared once, not once per sweep point: {changes:?}"
+    );
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(md.contains("## Concurrency sweep") && md.contains("| 64 |"));
 
