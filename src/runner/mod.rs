@@ -83,7 +83,7 @@ pub fn run_step(
         counters: &counters,
         threads: &handles,
     };
-    let start_gate = StartGate::new(threads as usize);
+    let start_gate = StartGate::after_ready(threads as usize);
     let ramp = ramp::ConnectRamp::for_host();
 
     std::thread::scope(|scope| {
@@ -194,10 +194,13 @@ impl Coordinated<'_> {
 
 /// The start barrier of a step: every thread connects and prepares, then
 /// all start together; if any failed, none runs and the step reports why.
-/// The start is taken once the last thread is ready (connecting a thousand
-/// clients through the ramp takes a while), so no step loses measured
-/// time to its set-up.
+/// A sysbench step takes its start once the last thread is ready
+/// (connecting a thousand clients through the ramp takes a while), so it
+/// loses no measured time to its set-up; a multi-role step keeps the start
+/// it took when it began waiting (its schedule starts then).
 pub(crate) struct StartGate {
+    /// Take the start after every thread is ready.
+    start_after_ready: bool,
     /// Every thread and the coordinator: set-up done.
     barrier: Barrier,
     /// The same again once the coordinator has set the start.
@@ -208,13 +211,25 @@ pub(crate) struct StartGate {
 }
 
 impl StartGate {
+    /// A gate for `threads` whose start is taken when the coordinator
+    /// arrives (multi-role steps).
     pub(crate) fn new(threads: usize) -> StartGate {
         StartGate {
+            start_after_ready: false,
             barrier: Barrier::new(threads + 1),
             go: Barrier::new(threads + 1),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             start: Mutex::new(None),
+        }
+    }
+
+    /// A gate for `threads` whose start is taken once all are ready
+    /// (sysbench steps, thread per connection or event loops).
+    pub(crate) fn after_ready(threads: usize) -> StartGate {
+        StartGate {
+            start_after_ready: true,
+            ..StartGate::new(threads)
         }
     }
 
@@ -247,9 +262,14 @@ impl StartGate {
     /// Called by the coordinating thread: sets the start, releases the
     /// threads, and fails if any could not start.
     pub(crate) fn open(&self) -> Result<Instant, DbError> {
-        self.barrier.wait();
+        if self.start_after_ready {
+            self.barrier.wait();
+        }
         let start = Instant::now();
         *self.start.lock().unwrap() = Some(start);
+        if !self.start_after_ready {
+            self.barrier.wait();
+        }
         self.go.wait();
         if self.failed.load(Ordering::SeqCst) {
             return Err(self.error.lock().unwrap().take().unwrap_or_else(|| {

@@ -121,7 +121,7 @@ pub fn run_step_mux(
         counters: &counters,
         threads: &handles,
     };
-    let start_gate = StartGate::new(loops as usize);
+    let start_gate = StartGate::after_ready(loops as usize);
     std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(loops as usize);
         for l in 0..loops {
