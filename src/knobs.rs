@@ -11,9 +11,12 @@
 //! constants) all take it from here. This module imports nothing of
 //! tidemark's, so the report may use it without importing the plan.
 
+pub mod thread_counts;
+
 use clap::Args;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+pub use thread_counts::ThreadCounts;
 
 /// Which workload parameters a knob overrides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,9 +103,17 @@ knobs! {
     /// Rows per table.
     #[arg(long)]
     TABLE_SIZE table_size: Option<u64> => Sysbench;
-    /// Client threads (one connection each).
+    /// Client threads (one connection each): one count, or a sweep every
+    /// test runs at in turn, e.g. 1,4,64 or pow2:1..1024 or
+    /// pow2+cores:1..1024 or 1..250/10 (see README).
     #[arg(long)]
-    THREADS threads: Option<u32> => Sysbench;
+    THREADS threads: Option<ThreadCounts> => Sysbench;
+    /// Clients from which a test whose events are single read statements
+    /// (point-query, random-points, ranges) multiplexes its connections on
+    /// one event loop per CPU instead of one thread each (PostgreSQL,
+    /// MySQL/MariaDB; default 64, 0 = never).
+    #[arg(long)]
+    MUX_FROM mux_from: Option<u32> => Sysbench;
     /// Measured seconds of each read test.
     #[arg(long)]
     READ_SECS read_secs: Option<f64> => Sysbench;
@@ -234,16 +245,19 @@ mod tests {
     #[test]
     fn the_plan_file_fills_what_the_command_line_left() {
         let mut o = Overrides {
-            threads: Some(4),
+            threads: Some(ThreadCounts::one(4)),
             ..Overrides::default()
         };
         o.fill_from(Overrides {
-            threads: Some(2),
+            threads: Some(ThreadCounts::one(2)),
             tables: Some(3),
             one_table: true,
             ..Overrides::default()
         });
-        assert_eq!((o.threads, o.tables, o.one_table), (Some(4), Some(3), true));
+        assert_eq!(
+            (o.threads, o.tables, o.one_table),
+            (Some(ThreadCounts::one(4)), Some(3), true)
+        );
     }
 
     #[test]

@@ -165,7 +165,8 @@ fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
         params: SysbenchParams {
             tables: 1,
             table_size: 20_000,
-            threads: 1,
+            threads: tidemark::knobs::ThreadCounts::one(1),
+            mux_from: 0,
             read_secs: 10.0,
             write_secs: 10.0,
             warmup_secs: 0.0,

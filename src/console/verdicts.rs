@@ -107,3 +107,15 @@ fn rel_text(c: &Cell) -> String {
         None => "-".into(),
     }
 }
+/// The concurrency sweep's lines (each test's peak and knee per target);
+/// empty when the report has no sweep.
+pub fn sweep_summary(report: &Report) -> String {
+    let mut out = String::new();
+    if let Some(s) = &report.sweep {
+        out.push_str("\nconcurrency sweep\n");
+        for line in &s.summary {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}

@@ -143,10 +143,43 @@ pub trait Conn: Send {
     fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError>;
 }
 
+/// A connection that runs one prepared statement at a time without
+/// blocking its thread: [`MuxConn::send_execute`] sends it, and each time
+/// the socket is readable [`MuxConn::on_readable`] reads what has arrived
+/// (one `read`) until the result is complete. An event loop multiplexes
+/// many of these on one OS thread. Both calls must not allocate once
+/// warmed up.
+pub trait MuxConn: Conn {
+    /// The socket to wait on for readability.
+    fn raw_fd(&self) -> std::os::fd::RawFd;
+
+    /// Sends one execution of a prepared statement.
+    fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError>;
+
+    /// Reads once and returns the rows when the sent statement's result is
+    /// complete, `None` while it is not.
+    fn on_readable(&mut self) -> Result<Option<u64>, DbError>;
+
+    /// The connection as a plain [`Conn`] (to prepare statements).
+    fn as_conn(&mut self) -> &mut dyn Conn;
+}
+
 /// Opens client connections to the target under test; one per client
 /// thread, plus admin connections for loading and housekeeping.
 pub trait Connector: Send + Sync {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+
+    /// A connection an event loop can multiplex ([`MuxConn`]); `None`
+    /// when the family's client has none (then each client needs a
+    /// thread).
+    fn connect_mux(&self) -> Option<Result<Box<dyn MuxConn>, DbError>> {
+        None
+    }
+
+    /// Whether [`Connector::connect_mux`] gives connections.
+    fn multiplexes(&self) -> bool {
+        false
+    }
 
     /// Like [`Connector::connect`], with the connection named `name` where
     /// the server shows client names (PostgreSQL's `application_name`), so

@@ -62,6 +62,25 @@ impl Stream {
         }
     }
 
+    /// Reads what has arrived without polling first: for a caller that
+    /// knows the socket is readable (an event loop), so one `read` cannot
+    /// block.
+    #[inline]
+    pub fn read_ready(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s, _) => s.read(buf),
+        }
+    }
+
+    /// The socket's file descriptor.
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s, _) => s.as_raw_fd(),
+        }
+    }
+
     /// Writes all of `buf`.
     #[inline]
     pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {

@@ -23,7 +23,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     // After sysbench's steps when both suites run on this target.
     // Steps are numbered after the sysbench tests of the same target.
     let base = if plan.suite.runs_sysbench() {
-        plan.tests.len() as u32
+        super::sysbench::step_count(plan) as u32
     } else {
         0
     };

@@ -82,7 +82,7 @@ pub fn run_sysbench(
     let mut out: Vec<PositionOutcome> = (0..plan.targets.len())
         .map(|_| PositionOutcome::default())
         .collect();
-    let names: Vec<String> = plan.tests.iter().map(|t| t.name()).collect();
+    let names = sysbench::planned_keys(plan);
     let mut live: Vec<Live> = Vec::new();
     for (pos, target) in plan.targets.iter().enumerate() {
         if cancelled() {
@@ -121,10 +121,12 @@ pub fn run_sysbench(
     if !live.is_empty() && plan.settle_secs > 0.0 && !cancelled() {
         super::matrix::settle(plan.settle_secs, view);
     }
-    'tests: for seq in 0..plan.tests.len() {
+    let cells =
+        (0..plan.tests.len()).flat_map(|seq| (0..sysbench::points(plan)).map(move |p| (seq, p)));
+    'tests: for (seq, point) in cells {
         for repetition in 0..plan.repeat {
             let seed = repetition_seed(plan.sysbench.seed, repetition);
-            for i in order(live.len(), seq, repetition) {
+            for i in order(live.len(), seq + point, repetition) {
                 if cancelled() {
                     break 'tests;
                 }
@@ -144,7 +146,7 @@ pub fn run_sysbench(
                     devices: plan.devices.clone(),
                     cpu_profile: plan.cpu_profile,
                 };
-                let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, seq, seed);
+                let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, (seq, point), seed);
                 l.measured[r] = std::mem::take(&mut ctx.measured);
                 out[l.pos].rows.append(&mut ctx.rows);
                 if let Err(e) = result {

@@ -31,7 +31,7 @@ use crate::store::{RunInfo, StepRecord, Store};
 
 /// The names of the steps the plan's suite runs on each target, in order.
 pub fn planned_step_names(plan: &Plan) -> Vec<String> {
-    let sysbench = plan.tests.iter().map(|t| t.name());
+    let sysbench = super::sysbench::planned_keys(plan).into_iter();
     let ibench = || {
         crate::workload::ibench::steps(&plan.ibench)
             .into_iter()
@@ -177,7 +177,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             rows[pos].extend(o.rows);
             failed |= o.failed;
         }
-        interleaved = plan.tests.iter().map(|t| t.name()).collect();
+        interleaved = super::sysbench::planned_keys(plan);
         started_one = true;
         suite = Suite::Ibench;
     }
@@ -284,6 +284,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         .filter(|r| r.sysbench.is_some());
     if let Some(report) = &model {
         print!("{}", crate::console::verdicts::sysbench_summary(report));
+        print!("{}", crate::console::verdicts::sweep_summary(report));
     } else if !shown.is_empty() {
         let (mut names, rows): (Vec<String>, Vec<Vec<SummaryRow>>) = shown.into_iter().unzip();
         dedupe_labels(&mut names);
@@ -362,7 +363,7 @@ pub(super) fn unique_in_run(
 /// The summary row of a step measured before.
 pub(super) fn summary_row(r: &StepRecord) -> SummaryRow {
     SummaryRow {
-        name: r.info.name.clone(),
+        name: r.info.cell_key(),
         group: r.info.group,
         reported: r.info.reported,
         qps: r.qps,

@@ -102,6 +102,7 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
             "port {port} on 127.0.0.1 is already in use: pass another --port, or omit it to pick a free one"
         );
     }
+    super::limits::check_open_files(plan)?;
     let mut out = Vec::new();
     let sizing_lines = plan.sizing.config_lines();
     for t in &plan.targets {
@@ -141,6 +142,7 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                     )
                 })?;
                 refuse_foreign_tables(plan, &mut conn)?;
+                super::limits::check_server_connections(plan, &opts.display_url(), &mut conn)?;
                 out.push(Provider::ExternalPostgres(opts));
             }
             TargetSpec::ManagedMysql { flavor, source, .. } => {
@@ -226,6 +228,7 @@ fn validate_external_mysql(plan: &Plan, url: &str) -> anyhow::Result<MyConnectOp
         anyhow::anyhow!("cannot connect to {}: {e}: {hint}", opts.display_url())
     })?;
     refuse_foreign_tables(plan, &mut conn)?;
+    super::limits::check_server_connections(plan, &opts.display_url(), &mut conn)?;
     Ok(opts)
 }
 

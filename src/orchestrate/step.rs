@@ -128,7 +128,7 @@ impl StepContext<'_> {
         describe: &dyn Fn(&StepResult) -> StepLine,
         per_op: &dyn Fn(&StepResult) -> OpRates,
     ) -> anyhow::Result<StepResult> {
-        if let Some(record) = self.measured.remove(&info.name) {
+        if let Some(record) = self.measured.remove(&info.cell_key()) {
             return self.keep_measured(seq, total, &record);
         }
         let connector = self.server.connector();
@@ -219,7 +219,7 @@ impl StepContext<'_> {
             seq + 1,
             total,
             self.label,
-            info.name,
+            info.cell_key(),
             line.text,
             match result.status {
                 StepStatus::Ok => String::new(),
@@ -239,7 +239,7 @@ impl StepContext<'_> {
             }
         ));
         self.rows.push(SummaryRow {
-            name: info.name.clone(),
+            name: info.cell_key(),
             group: info.group,
             reported: info.reported,
             qps: line.rate,
@@ -257,11 +257,12 @@ impl StepContext<'_> {
         Ok(result)
     }
 
-    /// Whether an earlier attempt of the run measured step `name` here (and
-    /// [`StepContext::measure`] will keep it); drivers may skip the work
-    /// around such a step (its EXPLAIN).
-    pub fn is_measured(&self, name: &str) -> bool {
-        self.measured.contains_key(name)
+    /// Whether an earlier attempt of the run measured the step of cell key
+    /// `key` ([`StepInfo::cell_key`]) here (and [`StepContext::measure`]
+    /// will keep it); drivers may skip the work around such a step (its
+    /// EXPLAIN).
+    pub fn is_measured(&self, key: &str) -> bool {
+        self.measured.contains_key(key)
     }
 
     /// A cell measured before: print it, count it in the summary, and give
@@ -288,11 +289,11 @@ impl StepContext<'_> {
             seq + 1,
             total,
             self.label,
-            record.info.name,
+            record.info.cell_key(),
             rate
         ));
         self.rows.push(SummaryRow {
-            name: record.info.name.clone(),
+            name: record.info.cell_key(),
             group: record.info.group,
             reported: record.info.reported,
             qps: rate,

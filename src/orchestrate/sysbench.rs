@@ -11,8 +11,9 @@ use std::sync::Arc;
 use super::cancelled;
 use super::step::StepContext;
 use crate::db::{Conn, Connector};
+use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
-use crate::runner::run_step;
+use crate::runner::{mux, run_step};
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -32,16 +33,47 @@ impl Loaded {
     }
 }
 
-/// Runs the plan's sysbench tests on the context's target.
+/// Runs the plan's sysbench tests on the context's target: each test at
+/// every client count of the sweep (one count unless `--threads` gives
+/// several) before the next test.
 pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     let mut loaded = prepare(plan, ctx)?;
     for seq in 0..plan.tests.len() {
-        if cancelled() {
-            break;
+        for point in 0..points(plan) {
+            if cancelled() {
+                return Ok(());
+            }
+            run_test(plan, ctx, &mut loaded, (seq, point), plan.sysbench.seed)?;
         }
-        run_test(plan, ctx, &mut loaded, seq, plan.sysbench.seed)?;
     }
     Ok(())
+}
+
+/// How many client counts each test runs at (1 unless a sweep).
+pub fn points(plan: &Plan) -> usize {
+    plan.sysbench.threads.counts().len()
+}
+
+/// How many sysbench steps each target and repetition stores: one per
+/// test and client count.
+pub fn step_count(plan: &Plan) -> usize {
+    plan.tests.len() * points(plan)
+}
+
+/// The cell keys ([`crate::record::StepInfo::cell_key`]) of the sysbench
+/// steps of one target and repetition, in order.
+pub fn planned_keys(plan: &Plan) -> Vec<String> {
+    let sweep = plan.sysbench.threads.is_sweep();
+    plan.tests
+        .iter()
+        .flat_map(|t| {
+            plan.sysbench
+                .threads
+                .counts()
+                .iter()
+                .map(move |&n| crate::record::step_info::cell_key(&t.name(), sweep.then_some(n)))
+        })
+        .collect()
 }
 
 /// Checks for foreign tables and loads the plan's tables on the context's
@@ -79,18 +111,21 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
     })
 }
 
-/// Runs test `seq` of the plan once on the context's target with key
-/// seed `seed`, then its postwrite housekeeping when it has one.
+/// Runs test `seq` of the plan once on the context's target at client
+/// count number `point` of the sweep, with key seed `seed`, then its
+/// postwrite housekeeping when it has one.
 pub fn run_test(
     plan: &Plan,
     ctx: &mut StepContext<'_>,
     loaded: &mut Loaded,
-    seq: usize,
+    (seq, point): (usize, usize),
     seed: u64,
 ) -> anyhow::Result<()> {
     let dialect = ctx.server.dialect();
     let mut params = plan.sysbench.clone();
     params.seed = seed;
+    let threads = plan.sysbench.threads.counts()[point];
+    params.threads = ThreadCounts::one(threads);
     let suite = Sysbench { params, dialect };
     let p = &plan.sysbench;
     let label = ctx.label.clone();
@@ -98,27 +133,50 @@ pub fn run_test(
     if let Some(note) = load::reset_binlog(loaded.admin()?)? {
         ctx.view.line(&format!("target {label}: {note}"));
     }
-    let info = suite.step_info(test, dialect);
-    let measured_before = ctx.is_measured(&info.name);
-    let plans = if measured_before {
+    let mut info = suite.step_info(test, dialect);
+    if plan.sysbench.threads.is_sweep() {
+        info.sweep_threads = Some(threads);
+    }
+    let measured_before = ctx.is_measured(&info.cell_key());
+    // EXPLAIN once per test: the plan does not depend on the client count.
+    let plans = if measured_before || point > 0 {
         Vec::new()
     } else {
         suite.explain(test, loaded.admin()?)
     };
     let step_plan = suite.step_plan(test, &label);
+    let multiplexed = p.mux_from > 0
+        && threads >= p.mux_from
+        && suite.mux_client(test, 0).is_some()
+        && ctx.server.connector().multiplexes();
+    let loops = mux::loops_for(threads);
+    if multiplexed && let Some(params) = info.params.as_object_mut() {
+        params.insert("client_loops".into(), loops.into());
+    }
     ctx.measure(
-        seq as u32,
-        plan.tests.len(),
+        (seq * points(plan) + point) as u32,
+        step_count(plan),
         &info,
         &plans,
         |conn, cancel, progress| {
-            run_step(
-                &step_plan,
-                conn,
-                &|client| suite.client(test, client),
-                cancel,
-                progress,
-            )
+            if multiplexed {
+                mux::run_step_mux(
+                    &step_plan,
+                    conn,
+                    &|client| suite.mux_client(test, client).expect("a single-read test"),
+                    cancel,
+                    progress,
+                    loops,
+                )
+            } else {
+                run_step(
+                    &step_plan,
+                    conn,
+                    &|client| suite.client(test, client),
+                    cancel,
+                    progress,
+                )
+            }
         },
     )?;
     if test.after == After::Postwrite && !cancelled() {

@@ -257,7 +257,10 @@ set = { io_workers = 4, fsync = false }
         assert_eq!(input.suite, "sysbench");
         assert_eq!(input.tests, ["point-query", "insert"]);
         assert_eq!((input.repeat, input.settle_secs), (Some(2), Some(3.0)));
-        assert_eq!(input.overrides.threads, Some(2));
+        assert_eq!(
+            input.overrides.threads,
+            Some(crate::knobs::ThreadCounts::one(2))
+        );
         assert_eq!(input.overrides.read_secs, Some(1.5));
         assert_eq!(input.settings, ["work_mem=8MB", "work_mem=16MB"]);
         assert_eq!(

@@ -2,6 +2,7 @@
 //! profile's numbers after overrides, the selected tests. Every problem the
 //! user can fix is reported here as one line naming the fix.
 
+pub mod connections;
 pub mod file;
 pub mod interleave;
 mod profile;
@@ -206,6 +207,9 @@ impl Plan {
                 own_settings: own,
             });
         }
+        if suite.runs_sysbench() {
+            connections::size_max_connections(&mut targets, p.threads.largest())?;
+        }
         let sizing_kind = if input.sizing.is_empty() {
             Sizing::Cached
         } else {
@@ -353,10 +357,10 @@ mod tests {
     #[test]
     fn overrides_replace_profile_numbers() {
         let mut i = input();
-        i.overrides.threads = Some(4);
+        i.overrides.threads = Some("4".parse().unwrap());
         i.overrides.read_secs = Some(2.5);
         let p = Plan::build(i).unwrap();
-        assert_eq!(p.sysbench.threads, 4);
+        assert_eq!(p.sysbench.threads.counts(), [4]);
         assert_eq!(p.sysbench.read_secs, 2.5);
     }
 
@@ -392,8 +396,11 @@ mod tests {
                 "unknown suite 'tpcc'",
             ),
             (
-                Box::new(|i| i.overrides.threads = Some(0)),
-                "--threads must be",
+                Box::new(|i| {
+                    i.overrides.threads = Some("1,512".parse().unwrap());
+                    i.settings = vec!["max_connections=300".into()];
+                }),
+                "max_connections = 300 is below",
             ),
             (
                 Box::new(|i| i.settings = vec!["work_mem".into()]),

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::knobs::Applies;
 pub use crate::knobs::Overrides;
+use crate::knobs::{Applies, ThreadCounts};
 use crate::workload::ibench::IbenchParams;
-use crate::workload::sysbench::SysbenchParams;
+use crate::workload::sysbench::{DEFAULT_MUX_FROM, SysbenchParams};
 
 /// The benchmark suites tidemark can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,7 +149,8 @@ impl Profile {
             Profile::Quick => SysbenchParams {
                 tables: 1,
                 table_size: 100_000,
-                threads: 1,
+                threads: ThreadCounts::one(1),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 5.0,
                 write_secs: 5.0,
                 warmup_secs: 1.0,
@@ -160,7 +161,8 @@ impl Profile {
             Profile::Small => SysbenchParams {
                 tables: 1,
                 table_size: 50_000_000,
-                threads: 1,
+                threads: ThreadCounts::one(1),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
@@ -171,7 +173,8 @@ impl Profile {
             Profile::Large | Profile::CpuBound | Profile::IoBound => SysbenchParams {
                 tables: 8,
                 table_size: 10_000_000,
-                threads: cores.max(2),
+                threads: ThreadCounts::one(cores.max(2)),
+                mux_from: DEFAULT_MUX_FROM,
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
@@ -198,9 +201,6 @@ pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<Sysbenc
     }
     if p.table_size == 0 {
         return Err("--table-size must be at least 1".into());
-    }
-    if p.threads == 0 {
-        return Err("--threads must be at least 1".into());
     }
     for (name, v) in [
         ("--read-secs", p.read_secs),
@@ -269,7 +269,8 @@ mod tests {
         let o = Overrides {
             tables: Some(2),
             table_size: Some(30),
-            threads: Some(3),
+            threads: Some(ThreadCounts::parse_with_cores("1,3", 2).unwrap()),
+            mux_from: Some(5),
             read_secs: Some(1.5),
             write_secs: Some(2.5),
             warmup_secs: Some(0.0),
@@ -285,7 +286,8 @@ mod tests {
             SysbenchParams {
                 tables: 2,
                 table_size: 30,
-                threads: 3,
+                threads: ThreadCounts::parse_with_cores("1,3", 2).unwrap(),
+                mux_from: 5,
                 read_secs: 1.5,
                 write_secs: 2.5,
                 warmup_secs: 0.0,

@@ -71,4 +71,24 @@ pub struct StepInfo {
     pub note: Option<String>,
     /// Parameters that shaped the step (threads, tables, rows, seconds…).
     pub params: serde_json::Value,
+    /// The client count when the step is one point of a concurrency sweep
+    /// (`--threads 1,4,64`); `None` in a single-count run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_threads: Option<u32>,
+}
+
+impl StepInfo {
+    /// What identifies the step within its target and repetition: the
+    /// name, and the client count of a sweep point (`point-select@64`).
+    pub fn cell_key(&self) -> String {
+        cell_key(&self.name, self.sweep_threads)
+    }
+}
+
+/// [`StepInfo::cell_key`] of a step named `name` at sweep point `threads`.
+pub fn cell_key(name: &str, sweep_threads: Option<u32>) -> String {
+    match sweep_threads {
+        Some(n) => format!("{name}@{n}"),
+        None => name.to_string(),
+    }
 }

@@ -327,6 +327,8 @@ pub fn workload_line(params: &serde_json::Value) -> String {
     }
     if let Some(t) = num(THREADS) {
         parts.push(plural(t, "thread"));
+    } else if let Some(serde_json::Value::String(sweep)) = map.get(THREADS.name) {
+        parts.push(format!("threads {sweep}"));
     }
     if let (Some(r), Some(w)) = (num(READ_SECS), num(WRITE_SECS)) {
         parts.push(format!("read {} s / write {} s", short(r), short(w)));

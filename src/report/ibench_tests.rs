@@ -222,6 +222,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         },
         sysbench: None,
         ibench: Some(section),
+        sweep: None,
         plan_changes: Vec::new(),
         server: None,
         profiles: None,

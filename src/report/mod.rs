@@ -25,6 +25,7 @@ pub mod render;
 pub mod select;
 pub mod server_counters;
 pub mod storage;
+pub mod sweep;
 pub mod sysbench;
 pub mod test_names;
 

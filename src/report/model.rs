@@ -15,6 +15,7 @@ use super::ibench::{self, IbenchSection};
 use super::plans::{self, PlanChange};
 use super::select::Selection;
 use super::server_counters::{self, ServerSection};
+use super::sweep::{self, SweepSection};
 use super::sysbench::{self, SysbenchSection};
 use crate::store::{RunRecord, StepRecord, TargetRecord};
 
@@ -181,6 +182,10 @@ pub struct Report {
     /// iostat detail and `dbgb2` per step (empty when no disk was watched).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub storage: Vec<super::storage::StorageStep>,
+    /// QPS and p99 against client connections (`--threads` sweeps);
+    /// absent from the JSON of a report without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSection>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -297,6 +302,10 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         super::ibench_verdicts::apply(&mut s, &columns, opts.min_effect);
         s
     });
+    let sweep = sweep::build(&columns);
+    if sweep.is_some() {
+        notes.push("a concurrency sweep: the sysbench tables show each test at its first client count; the sweep section has every count".into());
+    }
     if sysbench.is_none() && ibench.is_none() {
         notes.push("the selected targets have no reported steps to compare".into());
     }
@@ -326,6 +335,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         server: server_counters::build(&columns),
         profiles: cpu_profile::build(&columns),
         storage: super::storage::build(&columns),
+        sweep,
         sysbench,
         ibench,
         notes,

@@ -151,6 +151,9 @@ pub(crate) struct ThreadEnd {
     /// Latency from each event's intended start, µs (paced threads).
     pub intended: Option<Histogram<u64>>,
     pub result: ClientResult,
+    /// The other clients this thread drove (an event loop's); empty for a
+    /// thread of one connection.
+    pub more_clients: Vec<ClientResult>,
     pub rows: u64,
     pub retries: u64,
     pub cpu_secs: f64,
@@ -327,6 +330,7 @@ pub(crate) fn drive(
         histogram,
         intended: intended_h,
         result: res,
+        more_clients: Vec::new(),
         rows,
         retries,
         cpu_secs,

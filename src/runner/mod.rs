@@ -15,7 +15,9 @@
 
 mod drive;
 mod monitor;
+pub mod mux;
 pub mod pace;
+mod ramp;
 pub use crate::record::step as result;
 pub mod roles;
 
@@ -81,21 +83,25 @@ pub fn run_step(
         counters: &counters,
         threads: &handles,
     };
-    let start_gate = StartGate::new(threads as usize);
+    let start_gate = StartGate::after_ready(threads as usize);
+    let ramp = ramp::ConnectRamp::for_host();
 
     std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(threads as usize);
         for client in 0..threads {
-            let (peers, start_gate) = (&peers, &start_gate);
+            let (peers, start_gate, ramp) = (&peers, &start_gate, &ramp);
             let builder = std::thread::Builder::new().name(format!("client-{client}"));
             let join = builder
                 .spawn_scoped(scope, move || {
                     let _ = peers.threads[client as usize].set(std::thread::current());
-                    let setup = connector.connect().and_then(|mut conn| {
-                        let mut work = make_work(client);
-                        work.prepare(conn.as_mut())?;
-                        Ok((conn, work))
-                    });
+                    let setup = {
+                        let _turn = ramp.admit();
+                        connector.connect().and_then(|mut conn| {
+                            let mut work = make_work(client);
+                            work.prepare(conn.as_mut())?;
+                            Ok((conn, work))
+                        })
+                    };
                     let (mut conn, mut work, start) = start_gate.ready(setup)?;
                     let rules = LoopRules {
                         index: client as usize,
@@ -118,10 +124,40 @@ pub fn run_step(
             joins.push(join);
         }
 
-        let start = start_gate.open_or_join(&mut joins)?;
+        let run = Coordinated {
+            plan,
+            clients: threads,
+            counters: &counters,
+            cancel,
+        };
+        run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
+    })
+}
+
+/// The coordinating side of a step whose threads were spawned: watch them
+/// once a second, join them, and merge what they measured.
+pub(crate) struct Coordinated<'a> {
+    pub plan: &'a StepPlan,
+    /// Clients (connections) of the step.
+    pub clients: u32,
+    /// One per spawned thread.
+    pub counters: &'a [Counters],
+    pub cancel: &'a AtomicBool,
+}
+
+impl Coordinated<'_> {
+    /// From the step's `start` on: the monitor until the end, then the
+    /// threads' results as the step's.
+    pub(crate) fn finish(
+        &self,
+        start: Instant,
+        joins: Vec<ScopedJoinHandle<'_, Option<ThreadEnd>>>,
+        on_progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, DbError> {
+        let (plan, cancel) = (self.plan, self.cancel);
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
-        let quotas = vec![None; threads as usize];
+        let quotas = vec![None; self.counters.len()];
         let watch = Watch {
             label: &plan.label,
             start,
@@ -131,20 +167,21 @@ pub fn run_step(
             cancel,
             abort: None,
         };
-        let seconds = monitor(&watch, &counters, on_progress);
+        let seconds = monitor(&watch, self.counters, on_progress);
         let ends: Vec<ThreadEnd> = joins
             .into_iter()
             .filter_map(|h| h.join().expect("client thread panicked"))
             .collect();
         let stopped = Instant::now().min(end);
         let per_second = sum_seconds(&seconds, |_| true);
-        let retries = counters
+        let retries = self
+            .counters
             .iter()
             .map(|c| c.retries.load(Ordering::Relaxed))
             .sum();
         Ok(assemble(
             plan,
-            threads,
+            self.clients,
             ends,
             per_second,
             retries,
@@ -152,25 +189,47 @@ pub fn run_step(
             stopped,
             cancel,
         ))
-    })
+    }
 }
 
 /// The start barrier of a step: every thread connects and prepares, then
 /// all start together; if any failed, none runs and the step reports why.
+/// A sysbench step takes its start once the last thread is ready
+/// (connecting a thousand clients through the ramp takes a while), so it
+/// loses no measured time to its set-up; a multi-role step keeps the start
+/// it took when it began waiting (its schedule starts then).
 pub(crate) struct StartGate {
+    /// Take the start after every thread is ready.
+    start_after_ready: bool,
+    /// Every thread and the coordinator: set-up done.
     barrier: Barrier,
+    /// The same again once the coordinator has set the start.
+    go: Barrier,
     failed: AtomicBool,
     error: Mutex<Option<DbError>>,
     start: Mutex<Option<Instant>>,
 }
 
 impl StartGate {
+    /// A gate for `threads` whose start is taken when the coordinator
+    /// arrives (multi-role steps).
     pub(crate) fn new(threads: usize) -> StartGate {
         StartGate {
+            start_after_ready: false,
             barrier: Barrier::new(threads + 1),
+            go: Barrier::new(threads + 1),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             start: Mutex::new(None),
+        }
+    }
+
+    /// A gate for `threads` whose start is taken once all are ready
+    /// (sysbench steps, thread per connection or event loops).
+    pub(crate) fn after_ready(threads: usize) -> StartGate {
+        StartGate {
+            start_after_ready: true,
+            ..StartGate::new(threads)
         }
     }
 
@@ -183,10 +242,12 @@ impl StartGate {
                 self.failed.store(true, Ordering::SeqCst);
                 self.error.lock().unwrap().get_or_insert(e);
                 self.barrier.wait();
+                self.go.wait();
                 return None;
             }
         };
         self.barrier.wait();
+        self.go.wait();
         if self.failed.load(Ordering::SeqCst) {
             return None;
         }
@@ -201,9 +262,15 @@ impl StartGate {
     /// Called by the coordinating thread: sets the start, releases the
     /// threads, and fails if any could not start.
     pub(crate) fn open(&self) -> Result<Instant, DbError> {
+        if self.start_after_ready {
+            self.barrier.wait();
+        }
         let start = Instant::now();
         *self.start.lock().unwrap() = Some(start);
-        self.barrier.wait();
+        if !self.start_after_ready {
+            self.barrier.wait();
+        }
+        self.go.wait();
         if self.failed.load(Ordering::SeqCst) {
             return Err(self.error.lock().unwrap().take().unwrap_or_else(|| {
                 DbError::new(ErrorKind::Other, "", "a client failed to start")
@@ -268,6 +335,7 @@ fn assemble(
     let mut cpu = 0.0;
     let mut lost = 0;
     let mut rows = 0;
+    let threads_ended = ends.len();
     for e in ends {
         let _ = histogram.add(&e.histogram);
         cpu += e.cpu_secs;
@@ -279,6 +347,7 @@ fn assemble(
             }
         }
         clients.push(e.result);
+        clients.extend(e.more_clients);
     }
     let totals = clients.iter().fold(SecondSample::default(), |mut t, c| {
         t.counts.events += c.events;
@@ -294,7 +363,7 @@ fn assemble(
     } else {
         plan.duration.as_secs_f64()
     };
-    let (status, failure) = if lost == clients.len() && lost > 0 {
+    let (status, failure) = if lost == threads_ended && lost > 0 {
         (
             StepStatus::Failed,
             Some(format!(

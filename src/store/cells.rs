@@ -94,12 +94,14 @@ impl Store {
             .load_steps(target_id)?
             .into_iter()
             .filter(|s| MEASURED_STATUSES.contains(&s.status.as_str()))
-            .map(|s| (s.info.name.clone(), s))
+            .map(|s| (s.info.cell_key(), s))
             .collect())
     }
 
-    /// Names of the measured steps of target `position` in pass
-    /// `repetition` (empty when the target was never stored).
+    /// Cell keys ([`StepInfo::cell_key`](crate::record::StepInfo::cell_key):
+    /// the name, with the client count of a sweep point) of the measured
+    /// steps of target `position` in pass `repetition` (empty when the
+    /// target was never stored).
     pub fn measured_step_names(
         &self,
         run_id: i64,
@@ -107,13 +109,20 @@ impl Store {
         repetition: u32,
     ) -> Result<Vec<String>> {
         let rows = self.db().query(
-            "SELECT s.name FROM steps s JOIN targets t ON s.target_id = t.id
+            "SELECT s.name, s.sweep_threads FROM steps s JOIN targets t ON s.target_id = t.id
               WHERE t.run_id = ?1 AND t.position = ?2 AND t.repetition = ?3
                 AND s.status IN ('ok', 'errors')
               ORDER BY s.seq",
             &params![run_id, position, repetition],
         )?;
-        rows.iter().map(|r| r.at(0)).collect()
+        rows.iter()
+            .map(|r| {
+                Ok(crate::record::step_info::cell_key(
+                    &r.at::<String>(0)?,
+                    r.at(1)?,
+                ))
+            })
+            .collect()
     }
 
     /// Deletes a target's steps that were cut short or failed (with their
@@ -240,5 +249,34 @@ mod tests {
             store.load_run(run).unwrap().targets[0].info.label,
             "pg15.new"
         );
+    }
+
+    #[test]
+    fn sweep_points_of_one_test_are_separate_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let run = store.begin_run(&run_info()).unwrap();
+        let t = store.add_target_repetition(run, 0, 0, &target(5)).unwrap();
+        for (seq, n) in [(0, 1), (1, 4), (2, 64)] {
+            let mut info = step_info(0);
+            info.sweep_threads = Some(n);
+            let mut r = step_result(0);
+            r.threads = n;
+            store
+                .write_step(t, seq, "2026-11-20T23:50:00Z", &info, &r, &[])
+                .unwrap();
+        }
+        let keys = store.measured_step_names(run, 0, 0).unwrap();
+        assert_eq!(
+            keys,
+            [
+                "point-query_range=0@1",
+                "point-query_range=0@4",
+                "point-query_range=0@64"
+            ]
+        );
+        let cells = store.measured_steps(t).unwrap();
+        assert_eq!(cells["point-query_range=0@64"].info.sweep_threads, Some(64));
+        assert_eq!(cells["point-query_range=0@4"].threads, 4);
     }
 }

@@ -111,6 +111,9 @@ struct JsonStep<'a> {
     error_samples: &'a [String],
     secs: f64,
     threads: u32,
+    /// The client count of a sweep point; absent outside a sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_threads: Option<u32>,
     #[serde(flatten)]
     counts: Counts,
     qps: f64,
@@ -212,6 +215,7 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
             error_samples: &s.error_samples,
             secs: s.secs,
             threads: s.threads,
+            sweep_threads: s.info.sweep_threads,
             counts: s.counts,
             qps: s.qps,
             tps: s.tps,
@@ -509,6 +513,7 @@ mod tests {
                 "error_samples",
                 "secs",
                 "threads",
+                "sweep_threads",
                 "events",
                 "statements",
                 "rows",

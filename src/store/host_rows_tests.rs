@@ -173,6 +173,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
                  ALTER TABLE runs DROP COLUMN host_name;
                  ALTER TABLE runs DROP COLUMN pid;
                  ALTER TABLE runs DROP COLUMN process_start;
+                 ALTER TABLE steps DROP COLUMN sweep_threads;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"
             ))
             .unwrap();

@@ -338,6 +338,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
             reported: r.get("reported")?,
             note: r.get("note")?,
             params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
+            sweep_threads: r.get("sweep_threads")?,
         },
         status: StepStatus::parse(&status)
             .ok_or_else(|| unknown_value(&whose, "status", &status))?,

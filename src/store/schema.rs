@@ -417,6 +417,14 @@ ALTER TABLE runs ADD COLUMN pid INTEGER;
 ALTER TABLE runs ADD COLUMN process_start TEXT;
 "#;
 
+/// Concurrency sweeps (`--threads 1,4,64`): the client count of a step
+/// that is one point of a sweep, NULL for a step of a single-count run. A
+/// target then holds one step per test and point (`seq` stays unique).
+/// Plain SQL, so every store backend can apply it.
+const SWEEP_POINTS: &str = r#"
+ALTER TABLE steps ADD COLUMN sweep_threads INTEGER;   -- NULL: not a sweep point
+"#;
+
 /// The migrations, oldest first; migration `i` takes a database from
 /// schema `i` to schema `i + 1`. A new one is appended as
 /// `Migration::portable("NAME", NAME)`.
@@ -461,6 +469,7 @@ pub const MIGRATIONS: &[Migration] = &[
         then: Some(scrub_passwords),
     },
     Migration::portable("RUN_PROCESS", RUN_PROCESS),
+    Migration::portable("SWEEP_POINTS", SWEEP_POINTS),
 ];
 
 /// The schema version this build writes and reads.

@@ -63,6 +63,7 @@ pub(super) fn step_info(i: u32) -> StepInfo {
         reported: i != 0,
         note: (i == 2).then(|| "scan is a full table read here".to_string()),
         params: json!({"threads": 4, "step": i}),
+        sweep_threads: (i == 1).then_some(4),
     }
 }
 

@@ -228,10 +228,10 @@ pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> 
                status, failure, started_at, secs, threads,
                events, statements, rows, errors, retries, qps, tps, rows_per_sec,
                lat_avg_us, lat_p50_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
-               client_cpu_secs, error_samples_json, histogram, metrics_json)
+               client_cpu_secs, error_samples_json, histogram, metrics_json, sweep_threads)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
-                   ?31, ?32, ?33)
+                   ?31, ?32, ?33, ?34)
            RETURNING id"#,
         &params![
             target_id,
@@ -267,6 +267,7 @@ pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> 
             redact_url_passwords(&serde_json::to_string(s.error_samples)?),
             s.histogram.clone(),
             s.metrics.map(serde_json::to_string).transpose()?,
+            info.sweep_threads,
         ],
     )
 }

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests: real managed servers in temp
 //! directories, the tidemark binary and headless Chromium ([`chromium`]). The checks several tests make
 //! alike live in the submodules: CLI runs and Ctrl-C ([`cli_runs`]), the
-//! Insert Benchmark steps ([`ibench_checks`]), the samplers
+//! Insert Benchmark steps ([`ibench_checks`]), headless Chromium
+//! ([`chromium`]), the samplers
 //! ([`sampler_checks`]) and the sysbench microbenchmarks
 //! ([`sysbench_checks`]).
 #![allow(dead_code)]

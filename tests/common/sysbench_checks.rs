@@ -20,7 +20,8 @@ pub fn suite(dialect: Dialect, step_secs: f64) -> Sysbench {
         params: SysbenchParams {
             tables: 1,
             table_size: ROWS,
-            threads: 1,
+            threads: tidemark::knobs::ThreadCounts::one(1),
+            mux_from: 0,
             read_secs: step_secs,
             write_secs: step_secs,
             warmup_secs: 0.0,

@@ -25,6 +25,7 @@
 
 mod auth;
 mod hostile;
+mod mux;
 mod url;
 mod wire;
 
@@ -466,6 +467,30 @@ impl Conn for MyConn {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
+        self.put_stmt_execute(stmt, params)?;
+        self.send()?;
+        self.read_answer(None)
+    }
+
+    fn execute_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        self.send_query(sql)?;
+        self.read_answer(None)
+    }
+
+    fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError> {
+        self.send_query(sql)?;
+        let mut rows = Vec::new();
+        self.read_answer(Some(&mut rows))?;
+        Ok(rows)
+    }
+}
+
+impl MyConn {
+    /// Puts COM_STMT_EXECUTE of `stmt` with `params` into `wbuf`,
+    /// checking the statement and its arity (types are sent only when
+    /// they changed).
+    #[inline]
+    fn put_stmt_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
         self.check_open()?;
         let Some(st) = self.stmts.get_mut(stmt.0 as usize) else {
             return Err(DbError::new(
@@ -495,20 +520,7 @@ impl Conn for MyConn {
         }
         self.wbuf.clear();
         wire::put_execute(&mut self.wbuf, st.id, params, !same);
-        self.send()?;
-        self.read_answer(None)
-    }
-
-    fn execute_text(&mut self, sql: &str) -> Result<u64, DbError> {
-        self.send_query(sql)?;
-        self.read_answer(None)
-    }
-
-    fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError> {
-        self.send_query(sql)?;
-        let mut rows = Vec::new();
-        self.read_answer(Some(&mut rows))?;
-        Ok(rows)
+        Ok(())
     }
 }
 
@@ -530,5 +542,13 @@ pub struct MyConnector(pub MyConnectOptions);
 impl Connector for MyConnector {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         Ok(Box::new(MyConn::connect(&self.0)?))
+    }
+
+    fn connect_mux(&self) -> Option<Result<Box<dyn crate::db::MuxConn>, DbError>> {
+        Some(MyConn::connect(&self.0).map(|c| Box::new(c) as Box<dyn crate::db::MuxConn>))
+    }
+
+    fn multiplexes(&self) -> bool {
+        true
     }
 }

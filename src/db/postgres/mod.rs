@@ -12,6 +12,7 @@
 //! int2/int4/int8 parameters in binary; everything else travels as text.
 
 mod hostile;
+mod mux;
 pub(crate) mod url;
 mod wire;
 
@@ -57,6 +58,10 @@ pub struct PgConn {
     broken: bool,
     pid: i32,
     server_version: String,
+    /// The statement in flight on the multiplexed path ([`mux`]): rows of
+    /// its CommandComplete and its first error so far.
+    mux_rows: u64,
+    mux_err: Option<DbError>,
 }
 
 impl PgConn {
@@ -109,6 +114,8 @@ impl PgConn {
             broken: false,
             pid: 0,
             server_version: String::new(),
+            mux_rows: 0,
+            mux_err: None,
         };
         if let Err(e) = conn.startup(opts) {
             conn.broken = true; // the server hangs up; no Terminate
@@ -282,8 +289,21 @@ impl PgConn {
         if self.rbuf.len() < need {
             self.rbuf.resize(need.next_power_of_two(), 0);
         }
+        self.read_some(false)
+    }
+
+    /// One successful `read` into the free end of `rbuf` (retried on
+    /// EINTR); `ready`: the caller knows the socket is readable, so no
+    /// poll first ([`Stream::read_ready`]).
+    fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
         loop {
-            match self.stream.read(&mut self.rbuf[self.rend..]) {
+            let buf = &mut self.rbuf[self.rend..];
+            let got = if ready {
+                self.stream.read_ready(buf)
+            } else {
+                self.stream.read(buf)
+            };
+            match got {
                 Ok(0) => {
                     self.broken = true;
                     return Err(DbError::new(
@@ -420,26 +440,7 @@ impl Conn for PgConn {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
-        self.check_open()?;
-        let Some(st) = self.stmts.get(stmt.0 as usize) else {
-            return Err(DbError::new(
-                ErrorKind::Other,
-                "",
-                format!("statement {} was not prepared on this connection", stmt.0),
-            ));
-        };
-        if st.param_oids.len() != params.len() {
-            let msg = format!(
-                "statement {} takes {} parameters, got {}",
-                stmt.0,
-                st.param_oids.len(),
-                params.len()
-            );
-            return Err(DbError::new(ErrorKind::Other, "", msg));
-        }
-        self.wbuf.clear();
-        wire::put_bind(&mut self.wbuf, &st.name, &st.param_oids, params)?;
-        self.wbuf.extend_from_slice(wire::EXECUTE_SYNC);
+        self.put_execute(stmt, params)?;
         self.send()?;
         self.finish_results(Sink::Nothing)
     }
@@ -465,6 +466,35 @@ impl Conn for PgConn {
     }
 }
 
+impl PgConn {
+    /// Puts Bind, Execute and Sync of prepared statement `stmt` with
+    /// `params` into `wbuf`, checking the statement and its arity.
+    #[inline]
+    fn put_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
+        self.check_open()?;
+        let Some(st) = self.stmts.get(stmt.0 as usize) else {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                "",
+                format!("statement {} was not prepared on this connection", stmt.0),
+            ));
+        };
+        if st.param_oids.len() != params.len() {
+            let msg = format!(
+                "statement {} takes {} parameters, got {}",
+                stmt.0,
+                st.param_oids.len(),
+                params.len()
+            );
+            return Err(DbError::new(ErrorKind::Other, "", msg));
+        }
+        self.wbuf.clear();
+        wire::put_bind(&mut self.wbuf, &st.name, &st.param_oids, params)?;
+        self.wbuf.extend_from_slice(wire::EXECUTE_SYNC);
+        Ok(())
+    }
+}
+
 impl Drop for PgConn {
     /// Says goodbye with Terminate, best-effort.
     fn drop(&mut self) {
@@ -481,6 +511,14 @@ pub struct PgConnector(pub PgConnectOptions);
 impl Connector for PgConnector {
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
         Ok(Box::new(PgConn::connect(&self.0)?))
+    }
+
+    fn connect_mux(&self) -> Option<Result<Box<dyn crate::db::MuxConn>, DbError>> {
+        Some(PgConn::connect(&self.0).map(|c| Box::new(c) as Box<dyn crate::db::MuxConn>))
+    }
+
+    fn multiplexes(&self) -> bool {
+        true
     }
 
     fn connect_as(&self, name: &str) -> Result<Box<dyn Conn>, DbError> {

@@ -86,6 +86,9 @@ pub fn render(r: &Report) -> String {
         o.push_str("</ul></div>\n");
     }
     context(&mut o, r);
+    if let Some(s) = &r.sweep {
+        super::sweep::html(&mut o, r, s);
+    }
     if let Some(s) = &r.sysbench {
         super::html_sysbench::section(&mut o, r, s);
     }

@@ -33,6 +33,9 @@ pub(super) fn toc(o: &mut String, r: &Report) {
     if r.sysbench.is_some() {
         o.push_str("<a href=\"#sysbench\">Sysbench</a>");
     }
+    if r.sweep.is_some() {
+        o.push_str("<a href=\"#sweep\">Concurrency sweep</a>");
+    }
     if r.chain && r.sysbench.is_some() {
         o.push_str("<a href=\"#chain\">Chain</a>");
     }

@@ -73,6 +73,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     let mut o = String::new();
     context(&mut o, r);
     out.push(("context".to_string(), o));
+    if let Some(s) = &r.sweep {
+        let mut o = String::new();
+        super::sweep::markdown(&mut o, s);
+        out.push(("sweep".to_string(), o));
+    }
     if let Some(s) = &r.sysbench {
         out.extend(super::markdown_sysbench::sections(r, s));
     }

@@ -25,6 +25,7 @@ pub mod markdown_overview;
 pub mod markdown_sysbench;
 pub mod md_server;
 pub mod svg;
+pub mod sweep;
 
 use anyhow::Result;
 

@@ -231,6 +231,7 @@ impl Ibench {
                 "seed": self.params.seed,
                 "client_seeds": seeds,
             }),
+            sweep_threads: None,
         }
     }
 

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::catalog::{Keys, Kind, RangeSelects, TestDef};
 use super::sql;
 use crate::db::{Conn, DbError, Dialect, Param, StmtId};
+use crate::runner::mux::MuxWork;
 use crate::runner::{ClientWork, Done};
 use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, SYSBENCH_ZIPF_EXP, stream_seed};
 
@@ -391,5 +392,61 @@ impl ClientWork for SysbenchClient {
             Kind::Insert => self.insert(conn)?,
         };
         Ok(Done { statements, rows })
+    }
+}
+
+impl SysbenchClient {
+    /// Whether every event of `test` is one read statement, so an event
+    /// loop can multiplex its clients ([`MuxWork`]).
+    pub fn is_single_read(test: &TestDef) -> bool {
+        matches!(
+            test.kind,
+            Kind::PointQuery
+                | Kind::RandomPoints { .. }
+                | Kind::Points { .. }
+                | Kind::Range { .. }
+                | Kind::ReadOnlyCount
+        )
+    }
+}
+
+impl MuxWork for SysbenchClient {
+    fn prepare(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
+        ClientWork::prepare(self, conn)
+    }
+
+    /// The same keys in the same order as [`ClientWork::event`] draws them.
+    fn next_statement(&mut self) -> (StmtId, &[Param<'static>]) {
+        let t = self.table();
+        let s = &self.stmts[t];
+        let (point, main) = (s.point, s.main);
+        match self.test.kind {
+            Kind::PointQuery => {
+                let id = self.id();
+                self.ints.clear();
+                self.ints.push(Param::Int(id));
+                (point.expect("prepared"), &self.ints)
+            }
+            Kind::RandomPoints { hot } => {
+                self.fill_ints(self.test.range as usize, hot);
+                (main.expect("prepared"), &self.ints)
+            }
+            Kind::Points { .. } => {
+                self.fill_ints(self.test.range as usize, false);
+                (main.expect("prepared"), &self.ints)
+            }
+            Kind::Range { .. } | Kind::ReadOnlyCount => {
+                let width = match self.test.kind {
+                    Kind::Range { .. } => i64::from(self.test.range),
+                    _ => i64::from(self.test.range) - 1,
+                };
+                let x = self.id();
+                self.ints.clear();
+                self.ints.push(Param::Int(x));
+                self.ints.push(Param::Int(x + width));
+                (main.expect("prepared"), &self.ints)
+            }
+            _ => unreachable!("{} is not a single-read test", self.test.name()),
+        }
     }
 }

@@ -15,6 +15,7 @@ use catalog::{Duration as Dur, Keys, Kind};
 use client::{ClientConfig, SysbenchClient};
 
 use crate::db::{Conn, Dialect, Param};
+use crate::knobs::ThreadCounts;
 use crate::runner::{ClientWork, StepPlan};
 use crate::workload::StepInfo;
 use crate::workload::keys::{KeyGen, stream_seed};
@@ -24,7 +25,13 @@ use crate::workload::keys::{KeyGen, stream_seed};
 pub struct SysbenchParams {
     pub tables: u32,
     pub table_size: u64,
-    pub threads: u32,
+    /// Client connections: one count, or a sweep (each test runs once per
+    /// count; [`Sysbench`] is given one count at a time).
+    pub threads: ThreadCounts,
+    /// Clients from which single-read tests multiplex their connections
+    /// on one event loop per CPU (0: never).
+    #[serde(default = "default_mux_from")]
+    pub mux_from: u32,
     pub read_secs: f64,
     pub write_secs: f64,
     pub warmup_secs: f64,
@@ -36,6 +43,15 @@ pub struct SysbenchParams {
     /// each test's clients draw their keys from a stream of it
     /// ([`stream_seed`]).
     pub seed: u64,
+}
+
+/// [`SysbenchParams::mux_from`] unless overridden: the measured crossover
+/// below which one thread per connection costs less client CPU per query
+/// (bench/concurrency_vs_anchors.sh).
+pub const DEFAULT_MUX_FROM: u32 = 64;
+
+fn default_mux_from() -> u32 {
+    DEFAULT_MUX_FROM
 }
 
 /// The suite bound to its parameters and the target's dialect.
@@ -66,6 +82,7 @@ impl Sysbench {
                 "rand_type": match t.keys { Keys::Zipfian => "zipfian", _ => "uniform" },
                 "seed": p.seed,
             }),
+            sweep_threads: None,
         }
     }
 
@@ -73,7 +90,7 @@ impl Sysbench {
         if t.threads_per_table {
             self.params.tables
         } else {
-            self.params.threads
+            self.params.threads.first()
         }
     }
 
@@ -93,6 +110,17 @@ impl Sysbench {
             warmup: Duration::from_secs_f64(self.params.warmup_secs),
             duration: Duration::from_secs_f64(self.secs(t)),
         }
+    }
+
+    /// A client of test `t` an event loop can multiplex, when every event
+    /// of `t` is one read statement.
+    pub fn mux_client(
+        &self,
+        t: &TestDef,
+        client: u32,
+    ) -> Option<Box<dyn crate::runner::mux::MuxWork>> {
+        SysbenchClient::is_single_read(t)
+            .then(|| Box::new(SysbenchClient::new(t, &self.client_config(), client)) as _)
     }
 
     /// A client loop for client number `client` of test `t`.
