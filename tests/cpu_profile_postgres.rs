@@ -132,23 +132,29 @@ fn profiles_name_postgres_functions_and_draw_flamegraphs_for_two_targets() {
     }
 }
 
+/// A profiled 30-second point-query run into `results`, returned once its
+/// perf runs (the step's measured part has begun), with tidemark's pid.
+fn profiled_run_under_way(results: &str) -> (Watched, u32) {
+    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
+    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+    args[read_secs] = "30".into();
+    let run = Watched::tidemark(&args);
+    let pid = run.child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while our_perfs().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "perf never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (run, pid)
+}
+
 #[test]
 fn ctrl_c_during_a_profiled_step_leaves_no_perf_behind() {
     let _turn = serial();
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
-    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
-    args[read_secs] = "30".into();
-    let mut run = Watched::tidemark(&args);
-    let pid = run.child.id();
-    // The step's measured part has begun once perf runs.
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    while our_perfs().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "perf never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut run, pid) = profiled_run_under_way(results);
     std::thread::sleep(Duration::from_secs(1));
     let status = run.interrupt();
     assert_eq!(status.code(), Some(130));
@@ -163,16 +169,7 @@ fn a_failed_profiled_step_leaves_no_perf_behind() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let mut args = short_run(results, "point-query", &[], &["--cpu-profile"]);
-    let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
-    args[read_secs] = "30".into();
-    let mut run = Watched::tidemark(&args);
-    let pid = run.child.id();
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    while our_perfs().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "perf never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut run, pid) = profiled_run_under_way(results);
     // The server dies under the step: the step fails, the run ends.
     for p in postgres_pids_mentioning(results) {
         let _ = nix::sys::signal::kill(

@@ -26,6 +26,17 @@ pub struct SysbenchSection {
     pub cost_present: Vec<bool>,
 }
 
+impl SysbenchSection {
+    /// The indexes of the cost columns some target has a value in, and the
+    /// keys of those none has (said below a cost table).
+    pub fn cost_split(&self) -> (Vec<usize>, Vec<&'static str>) {
+        let (shown, absent): (Vec<usize>, Vec<usize>) =
+            (0..self.cost_columns.len()).partition(|&k| self.cost_present[k]);
+        let absent = absent.iter().map(|&k| self.cost_columns[k].key).collect();
+        (shown, absent)
+    }
+}
+
 /// One group of tests.
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupSection {

@@ -144,13 +144,7 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
 /// The seeds' per-operation table: one row per test and target, the
 /// absolute columns then each relative to the base.
 fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
-    let shown: Vec<usize> = (0..s.cost_columns.len())
-        .filter(|&k| s.cost_present[k])
-        .collect();
-    let absent: Vec<&str> = (0..s.cost_columns.len())
-        .filter(|&k| !s.cost_present[k])
-        .map(|k| s.cost_columns[k].key)
-        .collect();
+    let (shown, absent) = s.cost_split();
     if !shown.is_empty() {
         let keys: Vec<&str> = shown.iter().map(|&k| s.cost_columns[k].key).collect();
         // Open, so it prints and reads as before; a reader can fold it away.

@@ -172,13 +172,7 @@ fn writes_block(o: &mut String, r: &Report, g: &GroupSection) {
 /// `cpu/o cs/o r/o rKB/o wKB/o o/s` and server and client CPU, then the
 /// same relative to the base.
 fn cost_table(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
-    let shown: Vec<usize> = (0..s.cost_columns.len())
-        .filter(|&k| s.cost_present[k])
-        .collect();
-    let absent: Vec<&str> = (0..s.cost_columns.len())
-        .filter(|&k| !s.cost_present[k])
-        .map(|k| s.cost_columns[k].key)
-        .collect();
+    let (shown, absent) = s.cost_split();
     if !shown.is_empty() {
         let order = seed_columns(&s.cost_columns, &s.cost_present);
         let name = |c: &Option<usize>| seed_column_name(&s.cost_columns, *c);
