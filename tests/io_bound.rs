@@ -111,3 +111,66 @@ fn io_bound_mariadb_reads_from_storage_where_cached_does_not() {
     );
     assert!(io.0 > 10.0 * cached.0, "{io:?} vs {cached:?}");
 }
+
+/// The memory cgroups of the tidemark process `pid` (named
+/// `tidemark-<pid>-<server pid>`), wherever the host keeps them.
+fn cgroups_of(pid: u32) -> Vec<String> {
+    let prefix = format!("tidemark-{pid}-");
+    [
+        "/sys/fs/cgroup/memory",
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+    ]
+    .iter()
+    .flat_map(|root| std::fs::read_dir(root).into_iter().flatten().flatten())
+    .map(|e| e.file_name().to_string_lossy().into_owned())
+    .filter(|n| n.starts_with(&prefix))
+    .collect()
+}
+
+#[test]
+fn a_ctrl_c_or_a_dead_server_under_an_io_bound_step_leaves_no_cgroup() {
+    use common::cli_runs::{Watched, short_run};
+    use std::time::{Duration, Instant};
+    for kill_server in [false, true] {
+        let dir = server_tempdir();
+        let results = dir.path().join("results");
+        let results = results.to_str().unwrap();
+        let mut args = short_run(results, "point-query", &[], &["--sizing", "io-bound"]);
+        let read_secs = args.iter().position(|a| a == "--read-secs").unwrap() + 1;
+        args[read_secs] = "30".into();
+        let mut run = Watched::tidemark(&args);
+        let pid = run.child.id();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while cgroups_of(pid).is_empty() {
+            assert!(Instant::now() < deadline, "the server never got its cgroup");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        let status = if kill_server {
+            for p in postgres_pids_mentioning(results) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(p as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let deadline = Instant::now() + Duration::from_secs(90);
+            loop {
+                if let Some(s) = run.child.try_wait().unwrap() {
+                    break s;
+                }
+                assert!(Instant::now() < deadline, "the run ends");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        } else {
+            run.interrupt()
+        };
+        assert!(!status.success(), "kill_server {kill_server}: {status:?}");
+        assert!(
+            cgroups_of(pid).is_empty(),
+            "kill_server {kill_server}: {:?}",
+            cgroups_of(pid)
+        );
+        assert!(postgres_pids_mentioning(results).is_empty());
+    }
+}

@@ -227,10 +227,7 @@ fn a_sweep_beyond_the_open_file_limit_is_refused() {
 fn an_external_server_whose_max_connections_is_too_small_is_refused() {
     let dir = server_tempdir();
     let mut server = start_pg(dir.path(), &[("max_connections", "30")]);
-    let url = format!(
-        "postgres://tidemark@127.0.0.1:{}/tidemark",
-        server.connect_options().port
-    );
+    let url = common::pg_url(&server.connect_options());
     let results = dir.path().join("results");
     let args = short_run(
         results.to_str().unwrap(),

@@ -31,11 +31,22 @@ pub fn rel(x: f64) -> String {
     format!("{x:.2}")
 }
 
-/// A relative value with half its 95 % interval: `0.94 ±0.03` (the
-/// interval is asymmetric on this scale; `interval_text` gives its ends).
+/// A relative value with its 95 % interval: `0.94 ±0.03` while the
+/// interval is about symmetric around it, its ends `4.04 (2.61–6.25)` once
+/// one side is over a quarter longer than the other (intervals of ratios
+/// are symmetric on the log scale, so wide ones are not on this one, and a
+/// `±` would then claim ends the interval does not have).
 pub fn rel_pm(x: f64, interval: Option<&crate::stats::Interval>) -> String {
     match interval {
-        Some(iv) => format!("{} ±{:.2}", rel(x), (iv.hi - iv.lo) / 2.0),
+        Some(iv) => {
+            let (below, above) = ((x - iv.lo).max(0.0), (iv.hi - x).max(0.0));
+            let (short, long) = (below.min(above), below.max(above));
+            if long > 1.25 * short && long - short >= 0.01 {
+                format!("{} ({}–{})", rel(x), rel(iv.lo), rel(iv.hi))
+            } else {
+                format!("{} ±{:.2}", rel(x), (iv.hi - iv.lo) / 2.0)
+            }
+        }
         None => rel(x),
     }
 }
@@ -121,6 +132,20 @@ pub fn host_line(h: &crate::record::HostFacts, disk_kind: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wide_ratio_interval_is_shown_by_its_ends() {
+        let iv = |lo, hi| crate::stats::Interval {
+            estimate: 1.0,
+            lo,
+            hi,
+            n: 3,
+            method: crate::stats::Method::PairedT,
+        };
+        assert_eq!(rel_pm(0.94, Some(&iv(0.91, 0.97))), "0.94 ±0.03");
+        assert_eq!(rel_pm(4.04, Some(&iv(2.61, 6.25))), "4.04 (2.61–6.25)");
+        assert_eq!(rel_pm(1.0, None), "1.00");
+    }
 
     #[test]
     fn amounts_keep_three_significant_digits_or_more() {
