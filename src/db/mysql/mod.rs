@@ -310,7 +310,24 @@ impl MyConn {
                     self.rbuf.resize(need.next_power_of_two(), 0);
                 }
             }
-            match self.stream.read(&mut self.rbuf[self.rend..]) {
+            self.read_some(false)?;
+        }
+        Ok(())
+    }
+
+    /// One successful `read` into the free end of `rbuf` (retried on
+    /// EINTR); `ready`: the caller knows the socket is readable, so no
+    /// poll first ([`Stream::read_ready`](crate::db::socket::Stream::read_ready)).
+    /// End of stream or an error marks the connection broken.
+    fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
+        loop {
+            let buf = &mut self.rbuf[self.rend..];
+            let got = if ready {
+                self.stream.read_ready(buf)
+            } else {
+                self.stream.read(buf)
+            };
+            match got {
                 Ok(0) => {
                     self.broken = true;
                     return Err(DbError::new(
@@ -319,7 +336,10 @@ impl MyConn {
                         "lost connection to the server during a query",
                     ));
                 }
-                Ok(n) => self.rend += n,
+                Ok(n) => {
+                    self.rend += n;
+                    return Ok(());
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.broken = true;
@@ -331,7 +351,6 @@ impl MyConn {
                 }
             }
         }
-        Ok(())
     }
 
     /// Skips packets up to and including the next EOF packet.

@@ -4,12 +4,11 @@
 //! the blocking reader decodes it without touching the socket. Same
 //! buffers as the blocking path, so nothing is allocated per statement.
 
-use std::io;
 use std::os::fd::RawFd;
 
 use super::MyConn;
 use super::wire::{self, MORE_RESULTS, Payload};
-use crate::db::{Conn, DbError, ErrorKind, MuxConn, Param, StmtId};
+use crate::db::{Conn, DbError, MuxConn, Param, StmtId};
 
 /// The packet at `at` in a buffer.
 enum Next<'a> {
@@ -107,31 +106,7 @@ impl MyConn {
                 self.rbuf.resize(want, 0);
             }
         }
-        loop {
-            match self.stream.read_ready(&mut self.rbuf[self.rend..]) {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "2013",
-                        "lost connection to the server during a query",
-                    ));
-                }
-                Ok(n) => {
-                    self.rend += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "2013",
-                        format!("lost connection to the server: {e}"),
-                    ));
-                }
-            }
-        }
+        self.read_some(true)
     }
 }
 
