@@ -19,8 +19,10 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
         } else {
             ""
         };
-        let changed = format!("sqlite:{}+wal{costly}", path("changed.db"));
-        let steady = format!("sqlite:{}+delete", path("steady.db"));
+        // A fresh database file per run: nothing a run leaves in the file
+        // (free pages, a WAL) weighs on the next one's CPU per query.
+        let changed = format!("sqlite:{}+wal{costly}", path(&format!("changed-{run}.db")));
+        let steady = format!("sqlite:{}+delete", path(&format!("steady-{run}.db")));
         let o = run_tidemark(&[
             "run",
             "--results",
