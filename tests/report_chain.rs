@@ -93,3 +93,93 @@ fn each_target_is_compared_with_the_one_before_it() {
     let md = std::fs::read_to_string(plain.join("report.md")).unwrap();
     assert!(!md.contains("Each target against the one before it"));
 }
+
+/// The Insert Benchmark's steps get their own chain table: each target
+/// from the third on against the one before it, step by step.
+#[test]
+fn insert_benchmark_steps_are_chained_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let results = path("results");
+    let targets = [
+        format!("sqlite:{}+wal", path("a.db")),
+        format!("sqlite:{}+delete", path("b.db")),
+        format!("sqlite:{}+wal:cache_size=1:mmap_size=0", path("c.db")),
+    ];
+    let mut args: Vec<&str> = vec![
+        "run",
+        "--results",
+        &results,
+        "--suite",
+        "ibench",
+        "--clients",
+        "1",
+        "--rows-load",
+        "2000",
+        "--rows-l-i1",
+        "400",
+        "--rows-l-i2",
+        "100",
+        "--query-secs",
+        "1",
+        "--insert-rates",
+        "50",
+        "--wait-scale",
+        "0",
+        "--no-report",
+    ];
+    for t in &targets {
+        args.extend(["--target", t.as_str()]);
+    }
+    assert_success(&run_tidemark(&args));
+
+    let out = dir.path().join("chain");
+    assert_success(&run_tidemark(&[
+        "report",
+        "--results",
+        &results,
+        "--chain",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let ib = &report["ibench"];
+    let steps = ib["steps"].as_array().unwrap();
+    assert!(steps.len() >= 5, "{ib}");
+    let rows = ib["throughput"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let mut linked = 0;
+    for k in 0..steps.len() {
+        let (second, third) = (&rows[1]["cells"][k], &rows[2]["cells"][k]);
+        assert!(
+            second["vs_previous"].is_null(),
+            "col-1's previous is the base"
+        );
+        let (Some(a), Some(b)) = (second["value"].as_f64(), third["value"].as_f64()) else {
+            continue;
+        };
+        let link = &third["vs_previous"];
+        let rel = link["relative"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{link}"));
+        if link["interval"].is_null() {
+            assert!((rel - b / a).abs() < 1e-9 * rel.abs().max(1.0), "{link}");
+        } else {
+            let (lo, hi) = (
+                link["interval"]["lo"].as_f64().unwrap(),
+                link["interval"]["hi"].as_f64().unwrap(),
+            );
+            assert!(lo <= rel && rel <= hi, "{link}");
+        }
+        assert!(link["verdict"].is_string(), "{link}");
+        linked += 1;
+    }
+    assert!(linked >= 5, "{ib}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Insert Benchmark: relative throughput"), "{md}");
+    assert!(md.contains("| l.i0 |"), "{md}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"chain\">"));
+    assert!(html.contains("<a href=\"#chain\">Chain</a>"));
+}

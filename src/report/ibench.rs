@@ -16,6 +16,7 @@ pub use super::ibench_input::{
     IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step,
 };
 use super::model::{Band, Bands, Column, relative};
+use super::sysbench::Step;
 use crate::record::{self, BASIS_QUERIES, StepStatus};
 use crate::stats::Interval;
 
@@ -171,6 +172,9 @@ pub struct IbenchCell {
     pub interval: Option<Interval>,
     /// `faster`, `slower`, `no difference` or `unknown` (`None`: base).
     pub verdict: Option<&'static str>,
+    /// Against the target before it (`--chain`; from the third target on,
+    /// the second's comparison with the base being `relative`).
+    pub vs_previous: Option<Step>,
 }
 
 /// One target's background insert rates.
@@ -352,6 +356,7 @@ pub fn section(targets: &[(String, Vec<IbenchStepInput>)], bands: Bands) -> Opti
                         n: u32::from(value.is_some()),
                         interval: None,
                         verdict: None,
+                        vs_previous: None,
                     }
                 })
                 .collect(),

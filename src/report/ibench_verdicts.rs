@@ -8,7 +8,7 @@
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
 use super::model::Column;
-use super::sysbench::{band_of, compare, median};
+use super::sysbench::{Step, band_of, compare, median};
 use crate::record::StepStatus;
 
 /// The step's headline rate and its per-second series: qps for query
@@ -45,8 +45,9 @@ fn measurements(c: &Column<'_>, step: &str) -> Vec<(u32, f64, Vec<f64>)> {
 /// Fills `n`, the median value, `relative`, `interval`, `verdict` and the
 /// band of every throughput cell of `section` from all repetitions of
 /// `columns` (base first, aligned with the section's rows), then shades
-/// the columns again from the medians.
-pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f64) {
+/// the columns again from the medians. With `chain`, each target from the
+/// third on is also compared with the one before it (`vs_previous`).
+pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f64, chain: bool) {
     let steps = section.steps.clone();
     for (k, step) in steps.iter().enumerate() {
         let base = measurements(&columns[0], step);
@@ -62,6 +63,21 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
             cell.n = mine.len() as u32;
             let rates: Vec<f64> = mine.iter().map(|m| m.1).collect();
             cell.value = median(&rates).or(cell.value);
+            if chain && t >= 2 {
+                let previous = measurements(&columns[t - 1], step);
+                if !previous.is_empty() {
+                    let (iv, v) = compare(&previous, &mine, min_effect);
+                    let prev = median(&previous.iter().map(|m| m.1).collect::<Vec<_>>());
+                    let ratio = iv
+                        .map(|iv| iv.estimate)
+                        .or_else(|| Some(cell.value? / prev.filter(|p| *p > 0.0)?));
+                    cell.vs_previous = ratio.map(|relative| Step {
+                        relative,
+                        interval: iv,
+                        verdict: v.for_rate(),
+                    });
+                }
+            }
             if t == 0 || base.is_empty() {
                 continue;
             }

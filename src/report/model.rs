@@ -299,7 +299,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
     let mut notes = context::notes(&columns, &context);
     let sysbench = sysbench::build(&columns, opts);
     let ibench = ibench::build(&columns, opts.ibench_bands).map(|mut s| {
-        super::ibench_verdicts::apply(&mut s, &columns, opts.min_effect);
+        super::ibench_verdicts::apply(&mut s, &columns, opts.min_effect, opts.chain);
         s
     });
     let sweep = sweep::build(&columns);

@@ -109,7 +109,7 @@ pub struct Cell {
 }
 
 /// One target against another on one test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Step {
     /// Its QPS over the other's.
     pub relative: f64,

@@ -36,7 +36,7 @@ pub(super) fn toc(o: &mut String, r: &Report) {
     if r.sweep.is_some() {
         o.push_str("<a href=\"#sweep\">Concurrency sweep</a>");
     }
-    if r.chain && r.sysbench.is_some() {
+    if r.chain && (r.sysbench.is_some() || r.ibench.is_some()) {
         o.push_str("<a href=\"#chain\">Chain</a>");
     }
     if r.ibench.is_some() {
