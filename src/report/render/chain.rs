@@ -79,9 +79,12 @@ fn ibench_rows(r: &Report) -> Option<Rows> {
     )
 }
 
+/// Captioned tables: (caption, rows).
+type Tables = Vec<(&'static str, Rows)>;
+
 /// The headers (`col-1 vs base`…) and the tables, each with its caption;
 /// `None` when the report has no chain.
-fn tables(r: &Report) -> Option<(Vec<String>, Vec<(&'static str, Rows)>)> {
+fn tables(r: &Report) -> Option<(Vec<String>, Tables)> {
     if !r.chain || r.targets.len() < 2 {
         return None;
     }
