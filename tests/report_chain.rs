@@ -150,8 +150,12 @@ fn insert_benchmark_steps_are_chained_too() {
     let rows = ib["throughput"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     let mut linked = 0;
-    for k in 0..steps.len() {
-        let (second, third) = (&rows[1]["cells"][k], &rows[2]["cells"][k]);
+    let (seconds, thirds) = (
+        rows[1]["cells"].as_array().unwrap(),
+        rows[2]["cells"].as_array().unwrap(),
+    );
+    assert_eq!((seconds.len(), thirds.len()), (steps.len(), steps.len()));
+    for (second, third) in seconds.iter().zip(thirds) {
         assert!(
             second["vs_previous"].is_null(),
             "col-1's previous is the base"
