@@ -133,7 +133,7 @@ fn a_config_set_runs_each_config_as_a_target() {
             t["label"]
                 .as_str()
                 .unwrap()
-                .ends_with(&format!(".{config}")),
+                .ends_with(&format!(".{config}:innodb_io_capacity=1500")),
             "{}",
             t["label"]
         );

@@ -254,9 +254,11 @@ pub fn apply_renames(
     Ok(out)
 }
 
-/// Parses one `--label OLD=NEW` argument.
+/// Parses one `--label OLD=NEW` argument. It splits at the last `=`: a
+/// label may hold settings (`pg1518.base:fsync=off=nofsync`), a new name
+/// may not.
 pub fn parse_rename(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
+    match s.rsplit_once('=') {
         Some((old, new)) if !old.trim().is_empty() && !new.trim().is_empty() => {
             Ok((old.trim().to_string(), new.trim().to_string()))
         }
@@ -269,6 +271,19 @@ pub fn parse_rename(s: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rename_splits_at_the_last_equals_sign() {
+        assert_eq!(
+            parse_rename("pg1518.base:fsync=off=nofsync").unwrap(),
+            ("pg1518.base:fsync=off".to_string(), "nofsync".to_string())
+        );
+        assert_eq!(
+            parse_rename("pg1518.base=pg15").unwrap(),
+            ("pg1518.base".to_string(), "pg15".to_string())
+        );
+        assert!(parse_rename("pg1518.base:fsync=off=").is_err());
+    }
 
     #[test]
     fn unique_labels_keep_distinct_ones_and_suffix_duplicates() {
