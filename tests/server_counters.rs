@@ -239,3 +239,62 @@ fn a_run_stores_the_server_counters_of_each_step() {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("id=\"server-counters\"") && html.contains("WAL bytes per second"));
 }
+
+/// PostgreSQL 17 moved the checkpoint counters to `pg_stat_checkpointer`
+/// and the backends' writes to `pg_stat_io`: on 18.4 (installed through
+/// the package client into the tests' shared cache) the sampler reads
+/// every counter from the new views, none missing, and the step's WAL and
+/// backend writes grow.
+#[test]
+fn a_run_on_postgres_18_reads_the_counters_from_the_newer_views() {
+    let _turn = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let o = tidemark()
+        .env("TIDEMARK_CACHE", "/tmp/tidemark-test-cache")
+        .args([
+            "run",
+            "--results",
+            results.to_str().unwrap(),
+            "--target",
+            "pg@18.4",
+            "--suite",
+            "sysbench",
+            "--tests",
+            "update-index",
+            "--table-size",
+            "5000",
+            "--write-secs",
+            "2",
+            "--warmup-secs",
+            "1",
+            "--no-report",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&o);
+    let store = tidemark::store::Store::open_existing(&results).unwrap();
+    let run = store.load_run(1).unwrap();
+    assert!(run.targets[0].info.version_number.starts_with("18."));
+    let host = run.targets[0].steps[0].host.as_ref().unwrap();
+    assert!(
+        !host.metrics.missing.contains_key("server_counters"),
+        "{:?}",
+        host.metrics.missing
+    );
+    let c = host.server_counters.as_ref().expect("stored readings");
+    let (_, names) = tidemark::metrics::server_counters::postgres_sql(180004);
+    for name in names {
+        assert!(
+            c.names().contains(&name),
+            "{name} read on 18: {:?}",
+            c.names()
+        );
+    }
+    let (wal, _) = c.measured_growth("wal_bytes").unwrap();
+    assert!(wal > 0.0, "{wal} WAL bytes");
+    let (b0, b1) = c.first_and_last("buffers_backend").unwrap();
+    assert!(b1 >= b0, "pg_stat_io writes never shrink: {b0} → {b1}");
+    let (_, dead) = c.first_and_last("n_dead_tup").unwrap();
+    assert!(dead > 0.0, "update-index leaves dead tuples");
+}
