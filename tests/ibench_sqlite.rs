@@ -233,3 +233,80 @@ fn the_cli_stores_every_step_with_what_it_means_on_sqlite() {
     );
     ibench_checks::check_stored_sla(qr);
 }
+
+/// The Insert Benchmark table `tidemark run` prints at its end is the
+/// report's: one column per target (medians over the repetitions), and
+/// each ratio with its 95 % interval and verdict, the same numbers as
+/// report.json.
+#[test]
+fn the_run_summary_gives_each_ratio_its_interval_and_verdict() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let results = path("results");
+    let (a, b) = (
+        format!("sqlite:{}+wal", path("a.db")),
+        format!("sqlite:{}+delete", path("b.db")),
+    );
+    let o = run_tidemark(&[
+        "run",
+        "--results",
+        &results,
+        "--suite",
+        "ibench",
+        "--clients",
+        "1",
+        "--rows-load",
+        "2000",
+        "--rows-l-i1",
+        "400",
+        "--rows-l-i2",
+        "100",
+        "--query-secs",
+        "1",
+        "--insert-rates",
+        "50",
+        "--wait-scale",
+        "0",
+        "--repeat",
+        "2",
+        "--no-report",
+        "--target",
+        &a,
+        "--target",
+        &b,
+    ]);
+    assert_success(&o);
+    let text = stdout(&o);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Insert Benchmark: inserts/s"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() > 4, "{text}");
+    assert_eq!(table[1], "median over 2 repetitions");
+    assert!(
+        table[2].contains("rel ±95%") && table[2].contains("verdict"),
+        "{text}"
+    );
+    // One column per target, not per repetition.
+    assert_eq!(table[2].matches("sqlite3541.").count(), 2, "{}", table[2]);
+    assert!(table.last().unwrap().starts_with("intervals: "), "{text}");
+
+    let report = common::cli_runs::report_json(&results, &dir.path().join("report"));
+    let ib = &report["ibench"];
+    for (k, step) in ib["steps"].as_array().unwrap().iter().enumerate() {
+        let step = step.as_str().unwrap();
+        let line = table
+            .iter()
+            .find(|l| l.trim_start().starts_with(&format!("{step} ")))
+            .unwrap_or_else(|| panic!("no {step} row: {text}"));
+        let cell = &ib["throughput"][1]["cells"][k];
+        let verdict = cell["verdict"].as_str().unwrap();
+        assert!(line.trim_end().ends_with(verdict), "{line} vs {cell}");
+        let value = cell["value"].as_f64().unwrap();
+        assert!(line.contains(&format!(" {value:.0}")), "{line} vs {cell}");
+        let rel = cell["relative"].as_f64().unwrap();
+        assert!(line.contains(&format!(" {rel:.2}")), "{line} vs {cell}");
+    }
+}

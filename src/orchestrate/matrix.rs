@@ -279,10 +279,8 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
             (label, median_rows(&r))
         })
         .collect();
-    let model = crate::report::model_for_run(&store, run_id, plan.min_effect)
-        .ok()
-        .filter(|r| r.sysbench.is_some());
-    if let Some(report) = &model {
+    let model = crate::report::model_for_run(&store, run_id, plan.min_effect).ok();
+    if let Some(report) = model.as_ref().filter(|r| r.sysbench.is_some()) {
         print!("{}", crate::console::verdicts::sysbench_summary(report));
         print!("{}", crate::console::verdicts::sweep_summary(report));
     } else if !shown.is_empty() {
@@ -296,7 +294,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     if plan.suite.runs_ibench() {
         print!(
             "{}",
-            crate::console::ibench_terminal::summary(&store.load_run(run_id)?)
+            crate::console::ibench_terminal::summary(&store.load_run(run_id)?, model.as_ref())
         );
     }
     println!(
