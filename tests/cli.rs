@@ -124,6 +124,26 @@ fn bad_input_gets_one_line_errors_and_loses_nothing() {
         let err = fails_in_one_line(&args, &[want], Duration::from_secs(20));
         assert!(err.starts_with("tidemark: "), "{err:?}");
     }
+    // Two servers up at once whose buffer pools (each capped at half of
+    // memory) cannot fit together.
+    let args = [
+        "run",
+        "--results",
+        results,
+        "--table-size",
+        "100000000",
+        "--interleave",
+        "steps",
+        "--target",
+        "pg@system",
+        "--target",
+        "pg@system",
+    ];
+    fails_in_one_line(
+        &args,
+        &["2 servers up at once", "pass --interleave servers"],
+        Duration::from_secs(20),
+    );
     assert_eq!(
         step_count(&export_json(results)),
         before,

@@ -43,6 +43,8 @@ struct Live {
     target_ids: Vec<i64>,
     /// Steps measured by an earlier attempt, per repetition.
     measured: Vec<HashMap<String, StepRecord>>,
+    /// Its server was stopped early (a failed step).
+    stopped: bool,
 }
 
 /// The key seed of repetition `repetition`: the run seed itself for the
@@ -155,6 +157,13 @@ pub fn run_sysbench(
                     for &id in &l.target_ids {
                         store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
                     }
+                    // Stopped now, not at the end: an idle server (its
+                    // checkpoints, vacuum, memory) would weigh on the
+                    // targets still measured beside it.
+                    l.stopped = true;
+                    if let Err(e) = l.server.stop(plan.keep_datadir) {
+                        view.line(&format!("tidemark: target {}: {e:#}", l.label));
+                    }
                 }
             }
         }
@@ -169,6 +178,9 @@ pub fn run_sysbench(
             for &id in &l.target_ids {
                 store.set_target_status(id, status, None)?;
             }
+        }
+        if l.stopped {
+            continue;
         }
         if let Err(e) = l.server.stop(plan.keep_datadir) {
             out[l.pos].failed = true;
@@ -243,6 +255,7 @@ fn open(
             loaded,
             target_ids,
             measured,
+            stopped: false,
         }),
         Err(e) => {
             for &id in &target_ids {

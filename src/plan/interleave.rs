@@ -42,15 +42,17 @@ impl Interleave {
     /// The default: `steps` when sysbench tests run on more than one cell
     /// (targets × repetitions), every target is a server tidemark starts
     /// (two external URLs or SQLite files may be one database, whose tables
-    /// two live targets would share) and no fixed `--port` forbids two
-    /// servers at once; `servers` otherwise.
+    /// two live targets would share), no fixed `--port` forbids two
+    /// servers at once and their buffer pools fit in memory together
+    /// (`fit_together`); `servers` otherwise.
     pub fn default_for(
         runs_sysbench: bool,
         cells: usize,
         all_managed: bool,
         fixed_port: bool,
+        fit_together: bool,
     ) -> Interleave {
-        if runs_sysbench && cells > 1 && all_managed && !fixed_port {
+        if runs_sysbench && cells > 1 && all_managed && !fixed_port && fit_together {
             Interleave::Steps
         } else {
             Interleave::Servers
@@ -69,14 +71,23 @@ mod tests {
         let e = Interleave::parse("slices").unwrap_err();
         assert!(e.starts_with("--interleave \"slices\"") && !e.contains('\n'));
         let d = Interleave::default_for;
-        assert_eq!(d(true, 2, true, false), Interleave::Steps);
-        assert_eq!(d(true, 1, true, false), Interleave::Servers);
-        assert_eq!(d(false, 4, true, false), Interleave::Servers);
+        assert_eq!(d(true, 2, true, false, true), Interleave::Steps);
+        assert_eq!(d(true, 1, true, false, true), Interleave::Servers);
+        assert_eq!(d(false, 4, true, false, true), Interleave::Servers);
         assert_eq!(
-            d(true, 4, false, false),
+            d(true, 4, false, false, true),
             Interleave::Servers,
             "an external target"
         );
-        assert_eq!(d(true, 4, true, true), Interleave::Servers, "a fixed port");
+        assert_eq!(
+            d(true, 4, true, true, true),
+            Interleave::Servers,
+            "a fixed port"
+        );
+        assert_eq!(
+            d(true, 4, true, false, false),
+            Interleave::Servers,
+            "buffer pools that do not fit in memory together"
+        );
     }
 }

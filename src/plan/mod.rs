@@ -267,17 +267,24 @@ impl Plan {
         crate::db::mysql::check_charset(&mysql_charset)
             .map_err(|e| format!("--mysql-charset: {e}"))?;
         let cells = targets.len() * repeat as usize;
+        let managed = targets
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.spec,
+                    TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
+                )
+            })
+            .count();
+        // Steps keep one server per target up, its repetitions on it.
+        let together = sizing.fit_together(managed);
         let interleave = match input.interleave.as_deref() {
             None => interleave::Interleave::default_for(
                 suite.runs_sysbench(),
                 cells,
-                targets.iter().all(|t| {
-                    matches!(
-                        t.spec,
-                        TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
-                    )
-                }),
+                managed == targets.len(),
                 input.port.is_some(),
+                together.is_ok(),
             ),
             Some(text) => {
                 let chosen = interleave::Interleave::parse(text)?;
@@ -287,6 +294,13 @@ impl Plan {
                          serve them: drop --port or pass --interleave servers"
                             .into(),
                     );
+                }
+                if chosen == interleave::Interleave::Steps
+                    && let Err(e) = together
+                {
+                    return Err(format!(
+                        "--interleave steps: {e}: pass --interleave servers (one server at a time), fewer targets or a smaller --table-size"
+                    ));
                 }
                 chosen
             }

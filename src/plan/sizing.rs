@@ -28,6 +28,9 @@ pub const CACHED_HEADROOM: f64 = 1.5;
 /// At most this share of memory goes to the buffer pool (the rest: OS,
 /// page cache, clients).
 pub const MAX_MEMORY_SHARE: f64 = 0.5;
+/// Servers up at once (`--interleave steps`) may take at most this share
+/// of memory for their buffer pools together.
+pub const TOGETHER_MEMORY_SHARE: f64 = 0.75;
 /// Bytes per sysbench row on PostgreSQL: the heap tuple (header, id, k,
 /// char(120), char(60), line pointer, fill) is about 225 bytes and the
 /// primary key and `k` indexes about 45 more.
@@ -136,6 +139,23 @@ fn round_down(v: u64, step: u64) -> u64 {
 }
 
 impl SizingChoice {
+    /// Whether `servers` managed servers, each with this buffer pool, fit
+    /// in memory at once; the error says how much they would take. Always
+    /// fits when the machine's memory is unknown.
+    pub fn fit_together(&self, servers: usize) -> Result<(), String> {
+        let together_mb = servers as u64 * self.shared_buffers_mb;
+        let limit = self.memory_bytes as f64 * TOGETHER_MEMORY_SHARE;
+        if self.memory_bytes == 0 || servers < 2 || (together_mb * MB) as f64 <= limit {
+            return Ok(());
+        }
+        Err(format!(
+            "{servers} servers up at once with a {}MB buffer pool each take {together_mb}MB, more than {}% of this machine's {}MB",
+            self.shared_buffers_mb,
+            (TOGETHER_MEMORY_SHARE * 100.0) as u32,
+            self.memory_bytes / MB
+        ))
+    }
+
     /// One line for the terminal: the inputs and what was chosen.
     pub fn describe(&self) -> String {
         let memory = if self.memory_bytes == 0 {
@@ -179,6 +199,20 @@ pub fn human(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_up_together_must_fit_in_memory() {
+        let gib = 1u64 << 30;
+        // 10 GB of data: a 15 GB buffer pool wanted, capped at half of 24 GiB.
+        let c = choose(Sizing::Cached, 10 * gib, 24 * gib);
+        assert_eq!(c.shared_buffers_mb, 12 * 1024);
+        assert_eq!(c.fit_together(1), Ok(()));
+        let e = c.fit_together(2).unwrap_err();
+        assert!(e.starts_with("2 servers up at once with a 12288MB buffer pool each take 24576MB, more than 75% of this machine's 24576MB"), "{e}");
+        let small = choose(Sizing::Cached, 100 << 20, 24 * gib);
+        assert_eq!(small.fit_together(8), Ok(()));
+        assert_eq!(choose(Sizing::Cached, 10 * gib, 0).fit_together(8), Ok(()));
+    }
 
     const GB: u64 = 1 << 30;
 
