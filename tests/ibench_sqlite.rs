@@ -248,34 +248,10 @@ fn the_run_summary_gives_each_ratio_its_interval_and_verdict() {
         format!("sqlite:{}+wal", path("a.db")),
         format!("sqlite:{}+delete", path("b.db")),
     );
-    let o = run_tidemark(&[
-        "run",
-        "--results",
-        &results,
-        "--suite",
-        "ibench",
-        "--clients",
-        "1",
-        "--rows-load",
-        "2000",
-        "--rows-l-i1",
-        "400",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "50",
-        "--wait-scale",
-        "0",
-        "--repeat",
-        "2",
-        "--no-report",
-        "--target",
-        &a,
-        "--target",
-        &b,
-    ]);
+    let mut args = ibench_checks::small_run(&results, &[&a, &b], "1");
+    args.extend(["--repeat", "2", "--no-report"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_tidemark(&args);
     assert_success(&o);
     let text = stdout(&o);
     let table: Vec<&str> = text

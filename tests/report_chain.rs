@@ -106,31 +106,10 @@ fn insert_benchmark_steps_are_chained_too() {
         format!("sqlite:{}+delete", path("b.db")),
         format!("sqlite:{}+wal:cache_size=1:mmap_size=0", path("c.db")),
     ];
-    let mut args: Vec<&str> = vec![
-        "run",
-        "--results",
-        &results,
-        "--suite",
-        "ibench",
-        "--clients",
-        "1",
-        "--rows-load",
-        "2000",
-        "--rows-l-i1",
-        "400",
-        "--rows-l-i2",
-        "100",
-        "--query-secs",
-        "1",
-        "--insert-rates",
-        "50",
-        "--wait-scale",
-        "0",
-        "--no-report",
-    ];
-    for t in &targets {
-        args.extend(["--target", t.as_str()]);
-    }
+    let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let mut args = common::ibench_checks::small_run(&results, &targets, "1");
+    args.push("--no-report".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_success(&run_tidemark(&args));
 
     let out = dir.path().join("chain");

@@ -9,14 +9,25 @@ use crate::report::format::rel_pm;
 use crate::report::ibench::IbenchCell;
 use crate::report::model::Report;
 use crate::report::render::svg::esc;
-use crate::report::sysbench::{Cell, TestRow};
+use crate::report::sysbench::{Cell, Step, TestRow};
 use crate::stats::Interval;
 
 /// Per test or step: its name and each link's cell.
 type Rows = Vec<(String, Vec<String>)>;
 
-/// One link's cell: the ratio with its interval and verdict, `-` without.
-fn link_text(found: Option<(f64, Option<&Interval>, &str)>) -> String {
+/// Link `i`'s cell: the comparison with the base for the first link
+/// (`base`: ratio, interval, verdict), `vs_previous` for the others; `-`
+/// where the cell has none.
+fn link_text(
+    i: usize,
+    base: Option<(f64, Option<&Interval>, &str)>,
+    previous: Option<&Step>,
+) -> String {
+    let found = if i == 1 {
+        base
+    } else {
+        previous.map(|p| (p.relative, p.interval.as_ref(), p.verdict))
+    };
     match found {
         Some((v, iv, verdict)) => format!("{} {verdict}", rel_pm(v, iv)),
         None => "-".into(),
@@ -28,14 +39,8 @@ fn link_text(found: Option<(f64, Option<&Interval>, &str)>) -> String {
 fn sysbench_rows(r: &Report) -> Option<Rows> {
     let s = r.sysbench.as_ref()?;
     let link = |c: Option<&Cell>, i: usize| {
-        link_text(c.and_then(|c| {
-            if i == 1 {
-                Some((c.relative?, c.interval.as_ref(), c.verdict?))
-            } else {
-                let p = c.vs_previous.as_ref()?;
-                Some((p.relative, p.interval.as_ref(), p.verdict))
-            }
-        }))
+        let base = c.and_then(|c| Some((c.relative?, c.interval.as_ref(), c.verdict?)));
+        link_text(i, base, c.and_then(|c| c.vs_previous.as_ref()))
     };
     let row = |t: &TestRow| {
         let cells = (1..r.targets.len())
@@ -56,14 +61,8 @@ fn sysbench_rows(r: &Report) -> Option<Rows> {
 fn ibench_rows(r: &Report) -> Option<Rows> {
     let s = r.ibench.as_ref()?;
     let link = |c: Option<&IbenchCell>, i: usize| {
-        link_text(c.and_then(|c| {
-            if i == 1 {
-                Some((c.relative?, c.interval.as_ref(), c.verdict?))
-            } else {
-                let p = c.vs_previous.as_ref()?;
-                Some((p.relative, p.interval.as_ref(), p.verdict))
-            }
-        }))
+        let base = c.and_then(|c| Some((c.relative?, c.interval.as_ref(), c.verdict?)));
+        link_text(i, base, c.and_then(|c| c.vs_previous.as_ref()))
     };
     Some(
         s.steps
