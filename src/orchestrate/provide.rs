@@ -146,15 +146,7 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                 out.push(Provider::ExternalPostgres(opts));
             }
             TargetSpec::ManagedMysql { flavor, source, .. } => {
-                let dir = match source {
-                    BinSource::Dir(d) => Some(d.as_path()),
-                    BinSource::System => plan.mysql_basedir.as_deref(),
-                    BinSource::Version(v) => anyhow::bail!(
-                        "target {}: tidemark installs PostgreSQL versions only ({v} asked): use an installed server or a basedir",
-                        t.spec_text
-                    ),
-                };
-                let bins = find_binaries(dir, Some(*flavor))?;
+                let bins = my_binaries(plan, *flavor, source, say).map_err(in_target(t))?;
                 let config = t
                     .spec
                     .config()
@@ -178,6 +170,25 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
         }
     }
     Ok(out)
+}
+
+/// The MySQL/MariaDB binaries a managed target's source names; a MariaDB
+/// version is installed through Maven when the cache lacks it.
+fn my_binaries(
+    plan: &Plan,
+    flavor: crate::server::mysql::Flavor,
+    source: &BinSource,
+    say: &mut dyn FnMut(&str),
+) -> anyhow::Result<MyBinaries> {
+    match source {
+        BinSource::Dir(d) => find_binaries(Some(d), Some(flavor)),
+        BinSource::System => find_binaries(plan.mysql_basedir.as_deref(), Some(flavor)),
+        BinSource::Version(v) => {
+            let req = VersionReq::parse(v)
+                .ok_or_else(|| anyhow::anyhow!("'{v}' is not a MariaDB version"))?;
+            crate::server::mysql::install::ensure(&req, say)?.binaries()
+        }
+    }
 }
 
 /// The `-c` settings of the whole run: a target's settings are these, then

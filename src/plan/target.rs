@@ -136,9 +136,9 @@ impl TargetSpec {
                 }
             ));
         }
-        if flavor.is_some() && matches!(source, BinSource::Version(_)) {
+        if flavor == Some(Flavor::Mysql) && matches!(source, BinSource::Version(_)) {
             return Err(format!(
-                "target '{t}': tidemark installs PostgreSQL versions only: for {dbms} use {dbms}@system (the installed server) or {dbms}@/path/to/basedir (an unpacked release or a build)"
+                "target '{t}': tidemark installs PostgreSQL and MariaDB versions only: for MySQL use mysql@system (the installed server) or mysql@/path/to/basedir (an unpacked release or a build)"
             ));
         }
         Ok(match flavor {

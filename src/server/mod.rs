@@ -8,6 +8,7 @@ pub mod datadir;
 pub mod lifecycle;
 pub mod managed;
 pub mod mysql;
+pub mod package;
 pub mod postgres;
 pub mod process;
 pub mod sqlite;

@@ -58,8 +58,12 @@ pub struct MyBinaries {
     pub version: String,
     /// What `--version` printed.
     pub version_text: String,
-    /// How it was found (`--mysql-basedir`, `PATH`, `/usr/sbin`).
+    /// How it was found (`--mysql-basedir`, `PATH`, `/usr/sbin`, `installed
+    /// with mvn …`).
     pub source: String,
+    /// A directory of libraries the server needs (`LD_LIBRARY_PATH`): the
+    /// `libs/` an installed build ships, when the system lacks one.
+    pub library_path: Option<PathBuf>,
 }
 
 impl MyBinaries {
@@ -73,6 +77,9 @@ impl MyBinaries {
     pub fn command(&self, program: &Path, user: &ServerUser) -> Command {
         let mut cmd = Command::new(program);
         user.apply(&mut cmd);
+        if let Some(dir) = &self.library_path {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
         cmd
     }
 }
@@ -84,7 +91,7 @@ const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
 /// directory itself) when given, otherwise on `PATH`, then in `/usr/sbin`.
 /// `want` is the family the target names (`mysql@…`, `mariadb@…`); finding
 /// the other one is an error that says so. Unsupported versions (MySQL
-/// before 8.0, MariaDB before 10.4) are refused.
+/// before 5.6, MariaDB before 10.2) are refused.
 pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinaries> {
     let (server, source) = match dir {
         Some(d) => {
@@ -136,12 +143,14 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         version,
         version_text: text,
         source,
+        library_path: None,
     };
     check_supported(&bins, want)?;
     Ok(bins)
 }
 
-fn is_executable(p: &Path) -> bool {
+/// Whether `p` is a file with an execute bit.
+pub(super) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -232,16 +241,15 @@ fn check_supported(bins: &MyBinaries, want: Option<Flavor>) -> Result<()> {
         );
     }
     match bins.flavor {
-        Flavor::Mysql if major < 8 => bail!(
-            "MySQL {} in {} is not supported: tidemark manages MySQL 8.0 and later (5.7 and \
-             older initialise and report settings differently); use a MySQL 8.0+ or MariaDB \
-             10.4+ basedir",
+        Flavor::Mysql if (major, minor) < (5, 6) => bail!(
+            "MySQL {} in {} is not supported: tidemark manages MySQL 5.6 and later; use a \
+             newer basedir",
             bins.version,
             bins.basedir.display()
         ),
-        Flavor::MariaDb if (major, minor) < (10, 4) => bail!(
-            "MariaDB {} in {} is not supported: tidemark manages MariaDB 10.4 and later; use \
-             a newer basedir",
+        Flavor::MariaDb if (major, minor) < (10, 2) => bail!(
+            "MariaDB {} in {} is not supported: tidemark manages MariaDB 10.2 and later; use \
+             a newer basedir (mariadb@10.2 installs 10.2.11)",
             bins.version,
             bins.basedir.display()
         ),
@@ -285,19 +293,24 @@ mod tests {
             version: version.into(),
             version_text: String::new(),
             source: "--mysql-basedir".into(),
+            library_path: None,
         }
     }
 
     #[test]
     fn old_versions_and_the_wrong_family_are_refused() {
-        let e = check_supported(&fake(Flavor::Mysql, "5.7.44"), None).unwrap_err();
+        let e = check_supported(&fake(Flavor::Mysql, "5.5.62"), None).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("MySQL 5.7.44 in /opt/x is not supported"),
+                .starts_with("MySQL 5.5.62 in /opt/x is not supported"),
             "{e}"
         );
+        assert!(check_supported(&fake(Flavor::Mysql, "5.6.51"), None).is_ok());
+        assert!(check_supported(&fake(Flavor::Mysql, "5.7.44"), None).is_ok());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.1.48"), None).is_err());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.2.11"), None).is_ok());
         assert!(check_supported(&fake(Flavor::Mysql, "8.0.36"), Some(Flavor::Mysql)).is_ok());
-        assert!(check_supported(&fake(Flavor::MariaDb, "10.3.39"), None).is_err());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.3.39"), None).is_ok());
         assert!(check_supported(&fake(Flavor::MariaDb, "11.8.2"), None).is_ok());
         let e = check_supported(&fake(Flavor::MariaDb, "10.11.19"), Some(Flavor::Mysql))
             .unwrap_err()

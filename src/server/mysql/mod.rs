@@ -15,6 +15,7 @@
 
 mod binaries;
 mod config;
+pub mod install;
 pub mod named;
 mod target;
 pub mod verify;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
 
+use self::binaries::is_executable;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
