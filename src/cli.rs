@@ -11,6 +11,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
+mod mariadb_servers;
 mod store_verbs;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
@@ -564,6 +565,10 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
             let installed = install::list_installed()?;
             print!("{}", listing::format_installed(&installed, system.as_ref()));
             println!("cache: {}", install::pg_cache().display());
+            crate::cli::mariadb_servers::list()?;
+        }
+        ServersCommand::Install { spec, .. } if spec.starts_with("mariadb@") => {
+            crate::cli::mariadb_servers::install(spec)?;
         }
         ServersCommand::Install { spec, client } => {
             let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
@@ -601,6 +606,9 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
                     Ok(o) => print!("{}", listing::format_offers(name, &o)),
                     Err(e) => println!("{name}: {}", one_line(&e)),
                 }
+            }
+            if matches!(client, ClientChoice::Auto | ClientChoice::Maven) {
+                crate::cli::mariadb_servers::available();
             }
         }
     }

