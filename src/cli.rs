@@ -46,7 +46,7 @@ pub enum Command {
     /// Each test's measurements across stored runs per target family,
     /// ordered by version, with change points (E-divisive means).
     History(HistoryArgs),
-    /// PostgreSQL versions: installed, offered by package clients, install.
+    /// PostgreSQL and MariaDB versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
 }
@@ -123,7 +123,7 @@ pub struct RunArgs {
     /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
     /// each with an optional +config (cx10b, ./my.conf) and :name=value
     /// settings for that target alone; postgres://user@host:port/db;
-    /// mariadb@system, mysql@/path/to/basedir, each with an optional
+    /// mariadb@system, mariadb@10.2 (installed if missing), mysql@/path/to/basedir, each with an optional
     /// +config (binlog, z12a, z12b, bl1_sync1_dw1, …; see
     /// config/mysql/configs.toml) and :name=value settings;
     /// mysql://user:pass@host:port/db, mariadb://…;

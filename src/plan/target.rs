@@ -338,6 +338,16 @@ mod tests {
                 config: None
             }
         );
+        assert_eq!(
+            TargetSpec::parse("mariadb@10.2+z12a").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::MariaDb,
+                source: BinSource::Version("10.2".into()),
+                config: Some("z12a".into())
+            }
+        );
+        let e = TargetSpec::parse("mysql@5.7").unwrap_err();
+        assert!(e.contains("installs PostgreSQL and MariaDB versions only"), "{e}");
         assert!(matches!(
             TargetSpec::parse("mysql://u:p@127.0.0.1:3306/db").unwrap(),
             TargetSpec::ExternalMysql { .. }

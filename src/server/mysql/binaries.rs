@@ -132,10 +132,13 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     let real = std::fs::canonicalize(&server).unwrap_or_else(|_| server.clone());
     let bindir = real.parent().unwrap_or(Path::new("/"));
     let basedir = bindir.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let mut it = version.split('.').map(|p| p.parse().unwrap_or(0));
+    let major_minor = (it.next().unwrap_or(0), it.next().unwrap_or(0));
     let bins = MyBinaries {
-        install_db: match flavor {
-            Flavor::MariaDb => Some(find_install_db(&basedir, dir.is_none())?),
-            Flavor::Mysql => None,
+        install_db: if super::versions::initialises_with_script(flavor, major_minor) {
+            Some(find_install_db(&basedir, dir.is_none(), flavor)?)
+        } else {
+            None
         },
         server,
         basedir,
@@ -172,9 +175,10 @@ fn system_server() -> Option<(PathBuf, String)> {
         .map(|p| (p, "/usr/sbin".to_string()))
 }
 
-/// `mariadb-install-db` (or its old name) under `basedir`, and for system
+/// `mariadb-install-db` (or its old name `mysql_install_db`, which MySQL
+/// 5.6 has too) under `basedir`, and for system
 /// installs on `PATH` too.
-fn find_install_db(basedir: &Path, system: bool) -> Result<PathBuf> {
+fn find_install_db(basedir: &Path, system: bool, flavor: Flavor) -> Result<PathBuf> {
     let mut candidates = Vec::new();
     for name in ["mariadb-install-db", "mysql_install_db"] {
         for sub in ["scripts", "bin"] {
@@ -191,8 +195,9 @@ fn find_install_db(basedir: &Path, system: bool) -> Result<PathBuf> {
         .find(|p| is_executable(p))
         .with_context(|| {
             format!(
-                "MariaDB in {} has no mariadb-install-db (scripts/ or bin/): use a complete \
-                 release or install the mariadb-server package",
+                "{} in {} has no mariadb-install-db or mysql_install_db (scripts/ or bin/): \
+                 use a complete release or install the server package",
+                flavor.title(),
                 basedir.display()
             )
         })

@@ -328,6 +328,9 @@ mod tests {
         );
         let z12a = my_named_config("z12a").unwrap();
         assert!(z12a.supports(Flavor::MariaDb, "10.11.19").is_ok());
+        assert!(z12a.supports(Flavor::MariaDb, "10.2.11").is_ok());
+        assert!(z12a.supports(Flavor::Mysql, "5.6.51").is_ok());
+        assert!(z12a.supports(Flavor::Mysql, "5.6.6").is_err());
         let e = z12a.supports(Flavor::MariaDb, "11.4.5").unwrap_err();
         assert!(e.contains("innodb_flush_method = O_DIRECT_NO_FSYNC, which MariaDB 11.0 and later no longer have"), "{e}");
         assert!(
