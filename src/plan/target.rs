@@ -347,7 +347,10 @@ mod tests {
             }
         );
         let e = TargetSpec::parse("mysql@5.7").unwrap_err();
-        assert!(e.contains("installs PostgreSQL and MariaDB versions only"), "{e}");
+        assert!(
+            e.contains("installs PostgreSQL and MariaDB versions only"),
+            "{e}"
+        );
         assert!(matches!(
             TargetSpec::parse("mysql://u:p@127.0.0.1:3306/db").unwrap(),
             TargetSpec::ExternalMysql { .. }

@@ -66,6 +66,31 @@ pub fn base_config(flavor: Flavor, profile: &str, config: &str) -> Option<String
     Some(text)
 }
 
+/// The shipped text a target of `flavor` at `version` gets for `profile`
+/// and named `config`: [`base_config`] for a diff config, the scaled file of
+/// its version range for a complete one ([`super::seeds`]). The error is
+/// one line.
+pub fn config_text(
+    flavor: Flavor,
+    version: &str,
+    profile: &str,
+    config: &str,
+) -> Result<String, String> {
+    let named = super::named::resolve_my_config(config)?;
+    let unknown_profile = || {
+        format!(
+            "unknown MySQL profile '{profile}': profiles {}",
+            PROFILES.join(", ")
+        )
+    };
+    if !named.complete {
+        return base_config(flavor, profile, config).ok_or_else(unknown_profile);
+    }
+    let sizes = size_file(profile, [QUICK, SMALL, LARGE]).ok_or_else(unknown_profile)?;
+    let file = super::seeds::pick(config, flavor, version)?;
+    super::seeds::scaled_text(file, sizes)
+}
+
 /// Where the server puts its files and listens.
 pub struct Placement<'a> {
     pub basedir: &'a Path,

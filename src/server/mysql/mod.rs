@@ -17,6 +17,7 @@ mod binaries;
 mod config;
 pub mod install;
 pub mod named;
+pub mod seeds;
 mod target;
 pub mod verify;
 pub mod versions;
@@ -30,7 +31,7 @@ use nix::sys::signal::Signal;
 
 use self::binaries::is_executable;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
-pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
+pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config, config_text};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
 pub use self::target::MysqlTarget;
 use self::verify::Source;
@@ -87,13 +88,8 @@ impl ManagedMyOptions {
         profile: &str,
         config: &str,
     ) -> Result<Self> {
-        let base_config = base_config(binaries.flavor, profile, config).ok_or_else(|| {
-            anyhow!(
-                "unknown MySQL profile '{profile}' or config '{config}': profiles {}, configs {}",
-                PROFILES.join(", "),
-                my_config_names().join(", ")
-            )
-        })?;
+        let base_config = config_text(binaries.flavor, &binaries.version, profile, config)
+            .map_err(anyhow::Error::msg)?;
         Ok(ManagedMyOptions {
             binaries,
             datadir,
@@ -163,7 +159,7 @@ impl ManagedMysql {
         // data directory to initialise, so the file goes in afterwards.
         let conf = datadir.join(OPTION_FILE);
         write_owned(&conf, &config_text, &user)?;
-        let mut checked = config_sources(&opts.config_name);
+        let mut checked = config_sources(&opts.config_name, &opts.base_config);
         checked.extend(
             opts.overrides
                 .iter()
@@ -172,7 +168,7 @@ impl ManagedMysql {
         config::check_config(bin, &user, &conf, &checked)?;
         std::fs::remove_file(&conf).with_context(|| format!("removing {}", conf.display()))?;
         let init_log = sibling_file(&requested, "init.log");
-        initialise(bin, &user, &datadir, &tmpdir, &init_log)?;
+        initialise(bin, &user, &datadir, &tmpdir, &init_log, &config_text)?;
         write_owned(&conf, &config_text, &user)?;
 
         let mut cmd = bin.command(&bin.server, &user);
@@ -358,16 +354,20 @@ impl Family for MyFamily {
 }
 
 /// The settings of named config `name` as checked sources (none for an
-/// unknown name).
-fn config_sources(name: &str) -> Vec<Source> {
-    my_named_config(name)
-        .map(|c| {
-            c.settings
-                .iter()
-                .map(|(n, v)| Source::new(n, v, format!("config {name}")))
-                .collect()
-        })
-        .unwrap_or_default()
+/// unknown name); a complete config's are those of its file, `text`.
+fn config_sources(name: &str, text: &str) -> Vec<Source> {
+    let Some(named) = my_named_config(name) else {
+        return Vec::new();
+    };
+    let settings = if named.complete {
+        seeds::settings_of(text)
+    } else {
+        named.settings.clone()
+    };
+    settings
+        .iter()
+        .map(|(n, v)| Source::new(n, v, format!("config {name}")))
+        .collect()
 }
 
 /// Checks, before anything is created, that the server binary has and
@@ -391,14 +391,9 @@ pub fn check_settings(
     named
         .supports(bin.flavor, &bin.version)
         .map_err(anyhow::Error::msg)?;
-    let Some(base) = base_config(bin.flavor, profile, config) else {
-        bail!(
-            "no shipped {} config for profile '{profile}': profiles {}",
-            bin.flavor.title(),
-            PROFILES.join(", ")
-        );
-    };
-    let mut checked = config_sources(config);
+    let base =
+        config_text(bin.flavor, &bin.version, profile, config).map_err(anyhow::Error::msg)?;
+    let mut checked = config_sources(config, &base);
     checked.extend(
         run_wide
             .iter()
@@ -456,6 +451,7 @@ fn initialise(
     datadir: &Path,
     tmpdir: &Path,
     log: &Path,
+    config_text: &str,
 ) -> Result<()> {
     let help = match &bin.install_db {
         Some(tool) => bin
@@ -468,7 +464,8 @@ fn initialise(
     };
     let (program, args) = versions::init_command(bin, datadir, tmpdir, &help);
     let mut cmd = bin.command(&program, user);
-    cmd.args(args);
+    cmd.args(args)
+        .args(versions::init_time_options(config_text));
     let status = cmd
         .stdout(log_file(log)?)
         .stderr(log_file(log)?)

@@ -43,6 +43,10 @@ pub struct MyNamedConfig {
     /// What to use where it does not run, for messages.
     #[serde(default)]
     pub instead: Option<String>,
+    /// A complete file per version range (`config/mysql/seeds/`, see
+    /// [`super::seeds`]) instead of a diff on the base.
+    #[serde(default)]
+    pub complete: bool,
     /// name → value, in name order.
     #[serde(deserialize_with = "option_values")]
     pub settings: Vec<(String, String)>,

@@ -79,6 +79,35 @@ pub fn init_command(
     }
 }
 
+/// Settings InnoDB fixes when the data directory is created and refuses to
+/// change later (the seeds' 32 undo tablespaces, a 512M first data file).
+const INIT_TIME: &[&str] = &[
+    "innodb_undo_tablespaces",
+    "innodb_data_file_path",
+    "innodb_page_size",
+];
+
+/// The option file's init-time settings as `--name=value` options for the
+/// initialisation, which otherwise reads no option file (the last
+/// occurrence of each wins, as in the server).
+pub fn init_time_options(text: &str) -> Vec<String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = normalize(name);
+        if INIT_TIME.contains(&name.as_str()) {
+            out.retain(|(n, _)| *n != name);
+            out.push((name, value.trim().to_string()));
+        }
+    }
+    out.into_iter().map(|(n, v)| format!("--{n}={v}")).collect()
+}
+
 /// Whether the server has `CREATE USER IF NOT EXISTS` and `ALTER USER …
 /// IDENTIFIED BY` (MySQL 5.7+, MariaDB 10.2+).
 fn has_alter_user(flavor: Flavor, version: (u32, u32)) -> bool {
@@ -249,5 +278,14 @@ mod tests {
         let text = "[mysqld]\n# x = 1\ninnodb-io-capacity = 5\ninnodb_io_capacity=6\n\
                     disable_log_bin\nport = 3306\n";
         assert_eq!(option_file_names(text), ["innodb_io_capacity", "port"]);
+        let t = "innodb_undo_tablespaces = 8\n# innodb_page_size = 4k\ninnodb-data-file-path = \
+                 ibdata1:512M:autoextend\ninnodb_undo_tablespaces=32\nport = 1\n";
+        assert_eq!(
+            init_time_options(t),
+            [
+                "--innodb_data_file_path=ibdata1:512M:autoextend",
+                "--innodb_undo_tablespaces=32"
+            ]
+        );
     }
 }
