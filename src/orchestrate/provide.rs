@@ -146,7 +146,12 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                 out.push(Provider::ExternalPostgres(opts));
             }
             TargetSpec::ManagedMysql { flavor, source, .. } => {
-                let bins = my_binaries(plan, *flavor, source, say).map_err(in_target(t))?;
+                let mut bins = my_binaries(plan, *flavor, source, say).map_err(in_target(t))?;
+                bins.preload = t
+                    .allocator
+                    .map(|a| a.library())
+                    .transpose()
+                    .map_err(in_target(t))?;
                 let config = t
                     .spec
                     .config()
@@ -438,7 +443,10 @@ pub fn provide(
             }
             opts.charset = plan.mysql_charset.clone();
             let server = ManagedMysql::start(opts)?;
-            let label = label_for(prefix, &bins.version, &config);
+            let label = match target.allocator {
+                Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),
+                None => label_for(prefix, &bins.version, &config),
+            };
             Ok(Box::new(MysqlTarget::managed(
                 server,
                 &target.spec_text,

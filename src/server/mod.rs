@@ -3,6 +3,7 @@
 //! always happens (on success, error, Ctrl-C and panic).
 
 pub mod account;
+pub mod allocator;
 pub mod cgroup;
 pub mod datadir;
 pub mod lifecycle;

@@ -64,6 +64,9 @@ pub struct MyBinaries {
     /// A directory of libraries the server needs (`LD_LIBRARY_PATH`): the
     /// `libs/` an installed build ships, when the system lacks one.
     pub library_path: Option<PathBuf>,
+    /// An allocator library every process of this server gets through
+    /// `LD_PRELOAD` (the target's `+jemalloc`, `+tcmalloc`).
+    pub preload: Option<PathBuf>,
 }
 
 impl MyBinaries {
@@ -79,6 +82,9 @@ impl MyBinaries {
         user.apply(&mut cmd);
         if let Some(dir) = &self.library_path {
             cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        if let Some(lib) = &self.preload {
+            cmd.env("LD_PRELOAD", lib);
         }
         cmd
     }
@@ -147,6 +153,7 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         version_text: text,
         source,
         library_path: None,
+        preload: None,
     };
     check_supported(&bins, want)?;
     Ok(bins)
@@ -299,6 +306,7 @@ mod tests {
             version_text: String::new(),
             source: "--mysql-basedir".into(),
             library_path: None,
+            preload: None,
         }
     }
 

@@ -343,6 +343,9 @@ impl Family for MyFamily {
         extra["source"] = serde_json::json!(bin.source);
         extra["binary_version"] = serde_json::json!(bin.version_text);
         extra["socket"] = serde_json::json!(server.family.socket);
+        if let Some(lib) = &bin.preload {
+            extra["allocator"] = serde_json::json!(lib);
+        }
         Ok(TargetInfo {
             dbms: bin.flavor.as_str().to_string(),
             version,

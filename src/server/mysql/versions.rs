@@ -202,6 +202,7 @@ mod tests {
             version_text: String::new(),
             source: String::new(),
             library_path: None,
+            preload: None,
         }
     }
 
