@@ -133,7 +133,7 @@ fn value_of<'a>(text: &'a str, name: &str) -> Option<&'a str> {
         .filter_map(|l| l.split_once('='))
         .filter(|(n, _)| n.trim() == name)
         .map(|(_, v)| v.trim())
-        .last()
+        .next_back()
 }
 
 /// `file`'s text with the profile's sizes in place of its placeholders
