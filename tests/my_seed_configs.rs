@@ -131,8 +131,8 @@ fn each_complete_file_starts_and_the_server_reports_its_values() {
     let mut covered = Vec::new();
     for (bins, configs) in [
         (&old, &["cz12a", "cz12b"][..]),
-        (&system, &["cz12a", "cz12b"][..]),
-        (&new, &["cz12b"][..]),
+        (&system, &["cz12a", "cz12b", "cz12a_dw0", "cz12b_dw0"][..]),
+        (&new, &["cz12b", "cz12b_dw0"][..]),
     ] {
         for config in configs {
             let file = seeds::pick(config, Flavor::MariaDb, &bins.version).unwrap();

@@ -3,7 +3,7 @@
 //! on tidemark's base.
 //!
 //! A complete config (`complete = true` in `configs.toml`: `cz12a`, `cz12b`,
-//! `cz12a_nocb`, `cz13a`, named as the seeds name their files
+//! `cz12a_nocb`, `cz13a`, `cz12a_dw0`, `cz12b_dw0`, named as the seeds name their files
 //! `my.cnf.cz12a_c24r64`) replaces the whole shipped text: the target gets
 //! the file of its family whose version range holds the server's version,
 //! with the buffer pool and redo log scaled to the run's profile (the
@@ -51,6 +51,21 @@ pub const SEED_FILES: &[SeedFile] = &[
     seed_file!("cz12b", MariaDb, "10.2", Some("10.5"), "cz12b.mariadb-10.2"),
     seed_file!("cz12b", MariaDb, "10.5", Some("11.0"), "cz12b.mariadb-10.5"),
     seed_file!("cz12b", MariaDb, "11.4", None, "cz12b.mariadb-11.4"),
+    seed_file!(
+        "cz12a_dw0",
+        MariaDb,
+        "10.5",
+        Some("11.0"),
+        "cz12a_dw0.mariadb-10.5"
+    ),
+    seed_file!(
+        "cz12b_dw0",
+        MariaDb,
+        "10.5",
+        Some("11.0"),
+        "cz12b_dw0.mariadb-10.5"
+    ),
+    seed_file!("cz12b_dw0", MariaDb, "11.4", None, "cz12b_dw0.mariadb-11.4"),
     seed_file!("cz12a", Mysql, "5.6", Some("5.7"), "cz12a.mysql-5.6"),
     seed_file!("cz12a", Mysql, "5.7", Some("8.0"), "cz12a.mysql-5.7"),
     seed_file!("cz12a", Mysql, "8.0.30", Some("8.4"), "cz12a.mysql-8.0.30"),
