@@ -7,12 +7,12 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
 use tidemark::db::mysql::MyConn;
-use tidemark::server::mysql::install::find_installed;
 use tidemark::server::mysql::{
     Flavor, ManagedMyOptions, ManagedMysql, MyBinaries, find_binaries, seeds,
 };
@@ -36,13 +36,15 @@ fn installed(version: &str) -> MyBinaries {
         .output()
         .unwrap();
     assert!(o.status.success(), "install {version}: {}", stderr(&o));
-    // SAFETY: set before any thread of this test reads the environment.
-    unsafe { std::env::set_var("TIDEMARK_CACHE", CACHE) };
-    find_installed(&VersionReq::parse(version).unwrap())
+    let req = VersionReq::parse(version).unwrap();
+    let mut dirs: Vec<_> = std::fs::read_dir(Path::new(CACHE).join("mariadb"))
         .unwrap()
-        .expect("installed")
-        .binaries()
-        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| req.matches(&p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    dirs.sort();
+    let dir = dirs.pop().expect("the installed tree");
+    find_binaries(Some(&dir), Some(Flavor::MariaDb)).unwrap()
 }
 
 /// `1G` → `1073741824`, `5.000000` → `5`, `ON` → `1`, `OFF` → `0`; anything
@@ -125,6 +127,7 @@ fn check_config_on(bins: &MyBinaries, config: &str) -> usize {
 
 #[test]
 fn each_complete_file_starts_and_the_server_reports_its_values() {
+    let _guard = serial();
     let system = find_binaries(None, Some(Flavor::MariaDb)).expect("mariadb-server");
     let old = installed("10.2");
     let new = installed("11.4.5");
@@ -184,6 +187,7 @@ fn refused(target: &str, wants: &[&str]) {
 
 #[test]
 fn a_config_without_a_file_for_the_version_is_refused_before_start() {
+    let _guard = serial();
     installed("11.4.5");
     refused(
         "mariadb@system+cz13a",
