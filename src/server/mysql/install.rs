@@ -168,6 +168,12 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
             offers.join(", ")
         );
     };
+    if version_key(version) < vec![10, 2] {
+        bail!(
+            "MariaDB {version} is older than tidemark manages (10.2 and later): name another \
+             version, e.g. mariadb@10.2"
+        );
+    }
     let root = mariadb_cache();
     if let Some(done) = installed_at(&root.join(version))? {
         return Ok(done);
