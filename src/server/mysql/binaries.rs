@@ -138,14 +138,8 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     let real = std::fs::canonicalize(&server).unwrap_or_else(|_| server.clone());
     let bindir = real.parent().unwrap_or(Path::new("/"));
     let basedir = bindir.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let mut it = version.split('.').map(|p| p.parse().unwrap_or(0));
-    let major_minor = (it.next().unwrap_or(0), it.next().unwrap_or(0));
-    let bins = MyBinaries {
-        install_db: if super::versions::initialises_with_script(flavor, major_minor) {
-            Some(find_install_db(&basedir, dir.is_none(), flavor)?)
-        } else {
-            None
-        },
+    let mut bins = MyBinaries {
+        install_db: None,
         server,
         basedir,
         flavor,
@@ -155,7 +149,11 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         library_path: None,
         preload: None,
     };
+    // The version first: an unsupported one is refused for what it is.
     check_supported(&bins, want)?;
+    if super::versions::initialises_with_script(flavor, bins.major_minor()) {
+        bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+    }
     Ok(bins)
 }
 
