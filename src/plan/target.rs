@@ -136,9 +136,9 @@ impl TargetSpec {
                 }
             ));
         }
-        if flavor.is_some() && matches!(source, BinSource::Version(_)) {
+        if flavor == Some(Flavor::Mysql) && matches!(source, BinSource::Version(_)) {
             return Err(format!(
-                "target '{t}': tidemark installs PostgreSQL versions only: for {dbms} use {dbms}@system (the installed server) or {dbms}@/path/to/basedir (an unpacked release or a build)"
+                "target '{t}': tidemark installs PostgreSQL and MariaDB versions only: for MySQL use mysql@system (the installed server) or mysql@/path/to/basedir (an unpacked release or a build)"
             ));
         }
         Ok(match flavor {
@@ -337,6 +337,19 @@ mod tests {
                 source: BinSource::System,
                 config: None
             }
+        );
+        assert_eq!(
+            TargetSpec::parse("mariadb@10.2+z12a").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::MariaDb,
+                source: BinSource::Version("10.2".into()),
+                config: Some("z12a".into())
+            }
+        );
+        let e = TargetSpec::parse("mysql@5.7").unwrap_err();
+        assert!(
+            e.contains("installs PostgreSQL and MariaDB versions only"),
+            "{e}"
         );
         assert!(matches!(
             TargetSpec::parse("mysql://u:p@127.0.0.1:3306/db").unwrap(),

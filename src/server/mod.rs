@@ -3,11 +3,13 @@
 //! always happens (on success, error, Ctrl-C and panic).
 
 pub mod account;
+pub mod allocator;
 pub mod cgroup;
 pub mod datadir;
 pub mod lifecycle;
 pub mod managed;
 pub mod mysql;
+pub mod package;
 pub mod postgres;
 pub mod process;
 pub mod sqlite;

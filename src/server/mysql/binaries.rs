@@ -58,8 +58,15 @@ pub struct MyBinaries {
     pub version: String,
     /// What `--version` printed.
     pub version_text: String,
-    /// How it was found (`--mysql-basedir`, `PATH`, `/usr/sbin`).
+    /// How it was found (`--mysql-basedir`, `PATH`, `/usr/sbin`, `installed
+    /// with mvn …`).
     pub source: String,
+    /// A directory of libraries the server needs (`LD_LIBRARY_PATH`): the
+    /// `libs/` an installed build ships, when the system lacks one.
+    pub library_path: Option<PathBuf>,
+    /// An allocator library every process of this server gets through
+    /// `LD_PRELOAD` (the target's `+jemalloc`, `+tcmalloc`).
+    pub preload: Option<PathBuf>,
 }
 
 impl MyBinaries {
@@ -73,6 +80,12 @@ impl MyBinaries {
     pub fn command(&self, program: &Path, user: &ServerUser) -> Command {
         let mut cmd = Command::new(program);
         user.apply(&mut cmd);
+        if let Some(dir) = &self.library_path {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        if let Some(lib) = &self.preload {
+            cmd.env("LD_PRELOAD", lib);
+        }
         cmd
     }
 }
@@ -84,7 +97,7 @@ const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
 /// directory itself) when given, otherwise on `PATH`, then in `/usr/sbin`.
 /// `want` is the family the target names (`mysql@…`, `mariadb@…`); finding
 /// the other one is an error that says so. Unsupported versions (MySQL
-/// before 8.0, MariaDB before 10.4) are refused.
+/// before 5.6, MariaDB before 10.2) are refused.
 pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinaries> {
     let (server, source) = match dir {
         Some(d) => {
@@ -125,23 +138,27 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     let real = std::fs::canonicalize(&server).unwrap_or_else(|_| server.clone());
     let bindir = real.parent().unwrap_or(Path::new("/"));
     let basedir = bindir.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let bins = MyBinaries {
-        install_db: match flavor {
-            Flavor::MariaDb => Some(find_install_db(&basedir, dir.is_none())?),
-            Flavor::Mysql => None,
-        },
+    let mut bins = MyBinaries {
+        install_db: None,
         server,
         basedir,
         flavor,
         version,
         version_text: text,
         source,
+        library_path: None,
+        preload: None,
     };
+    // The version first: an unsupported one is refused for what it is.
     check_supported(&bins, want)?;
+    if super::versions::initialises_with_script(flavor, bins.major_minor()) {
+        bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+    }
     Ok(bins)
 }
 
-fn is_executable(p: &Path) -> bool {
+/// Whether `p` is a file with an execute bit.
+pub(super) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -163,9 +180,10 @@ fn system_server() -> Option<(PathBuf, String)> {
         .map(|p| (p, "/usr/sbin".to_string()))
 }
 
-/// `mariadb-install-db` (or its old name) under `basedir`, and for system
+/// `mariadb-install-db` (or its old name `mysql_install_db`, which MySQL
+/// 5.6 has too) under `basedir`, and for system
 /// installs on `PATH` too.
-fn find_install_db(basedir: &Path, system: bool) -> Result<PathBuf> {
+fn find_install_db(basedir: &Path, system: bool, flavor: Flavor) -> Result<PathBuf> {
     let mut candidates = Vec::new();
     for name in ["mariadb-install-db", "mysql_install_db"] {
         for sub in ["scripts", "bin"] {
@@ -182,8 +200,9 @@ fn find_install_db(basedir: &Path, system: bool) -> Result<PathBuf> {
         .find(|p| is_executable(p))
         .with_context(|| {
             format!(
-                "MariaDB in {} has no mariadb-install-db (scripts/ or bin/): use a complete \
-                 release or install the mariadb-server package",
+                "{} in {} has no mariadb-install-db or mysql_install_db (scripts/ or bin/): \
+                 use a complete release or install the server package",
+                flavor.title(),
                 basedir.display()
             )
         })
@@ -232,16 +251,15 @@ fn check_supported(bins: &MyBinaries, want: Option<Flavor>) -> Result<()> {
         );
     }
     match bins.flavor {
-        Flavor::Mysql if major < 8 => bail!(
-            "MySQL {} in {} is not supported: tidemark manages MySQL 8.0 and later (5.7 and \
-             older initialise and report settings differently); use a MySQL 8.0+ or MariaDB \
-             10.4+ basedir",
+        Flavor::Mysql if (major, minor) < (5, 6) => bail!(
+            "MySQL {} in {} is not supported: tidemark manages MySQL 5.6 and later; use a \
+             newer basedir",
             bins.version,
             bins.basedir.display()
         ),
-        Flavor::MariaDb if (major, minor) < (10, 4) => bail!(
-            "MariaDB {} in {} is not supported: tidemark manages MariaDB 10.4 and later; use \
-             a newer basedir",
+        Flavor::MariaDb if (major, minor) < (10, 2) => bail!(
+            "MariaDB {} in {} is not supported: tidemark manages MariaDB 10.2 and later; use \
+             a newer basedir (mariadb@10.2 installs 10.2.11)",
             bins.version,
             bins.basedir.display()
         ),
@@ -285,19 +303,25 @@ mod tests {
             version: version.into(),
             version_text: String::new(),
             source: "--mysql-basedir".into(),
+            library_path: None,
+            preload: None,
         }
     }
 
     #[test]
     fn old_versions_and_the_wrong_family_are_refused() {
-        let e = check_supported(&fake(Flavor::Mysql, "5.7.44"), None).unwrap_err();
+        let e = check_supported(&fake(Flavor::Mysql, "5.5.62"), None).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("MySQL 5.7.44 in /opt/x is not supported"),
+                .starts_with("MySQL 5.5.62 in /opt/x is not supported"),
             "{e}"
         );
+        assert!(check_supported(&fake(Flavor::Mysql, "5.6.51"), None).is_ok());
+        assert!(check_supported(&fake(Flavor::Mysql, "5.7.44"), None).is_ok());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.1.48"), None).is_err());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.2.11"), None).is_ok());
         assert!(check_supported(&fake(Flavor::Mysql, "8.0.36"), Some(Flavor::Mysql)).is_ok());
-        assert!(check_supported(&fake(Flavor::MariaDb, "10.3.39"), None).is_err());
+        assert!(check_supported(&fake(Flavor::MariaDb, "10.3.39"), None).is_ok());
         assert!(check_supported(&fake(Flavor::MariaDb, "11.8.2"), None).is_ok());
         let e = check_supported(&fake(Flavor::MariaDb, "10.11.19"), Some(Flavor::Mysql))
             .unwrap_err()

@@ -66,6 +66,31 @@ pub fn base_config(flavor: Flavor, profile: &str, config: &str) -> Option<String
     Some(text)
 }
 
+/// The shipped text a target of `flavor` at `version` gets for `profile`
+/// and named `config`: [`base_config`] for a diff config, the scaled file of
+/// its version range for a complete one ([`super::seeds`]). The error is
+/// one line.
+pub fn config_text(
+    flavor: Flavor,
+    version: &str,
+    profile: &str,
+    config: &str,
+) -> Result<String, String> {
+    let named = super::named::resolve_my_config(config)?;
+    let unknown_profile = || {
+        format!(
+            "unknown MySQL profile '{profile}': profiles {}",
+            PROFILES.join(", ")
+        )
+    };
+    if !named.complete {
+        return base_config(flavor, profile, config).ok_or_else(unknown_profile);
+    }
+    let sizes = size_file(profile, [QUICK, SMALL, LARGE]).ok_or_else(unknown_profile)?;
+    let file = super::seeds::pick(config, flavor, version)?;
+    super::seeds::scaled_text(file, sizes)
+}
+
 /// Where the server puts its files and listens.
 pub struct Placement<'a> {
     pub basedir: &'a Path,
@@ -79,10 +104,11 @@ pub struct Placement<'a> {
 }
 
 /// The option file tidemark writes: `base`, tidemark's lines, the
-/// overrides in order (the server uses the last occurrence), and for MySQL
-/// `disable-log-bin` unless something above turned the binary log on.
+/// overrides in order (the server uses the last occurrence), and for a
+/// server that `logs_binary_by_default` (MySQL 8.0+) `disable-log-bin`
+/// unless something above turned the binary log on.
 pub fn compose_config(
-    flavor: Flavor,
+    logs_binary_by_default: bool,
     base: &str,
     at: &Placement<'_>,
     overrides: &[(String, String)],
@@ -110,7 +136,7 @@ pub fn compose_config(
             let _ = writeln!(text, "{name} = {value}");
         }
     }
-    if flavor == Flavor::Mysql && !names_log_bin(&text) {
+    if logs_binary_by_default && !names_log_bin(&text) {
         text.push_str("# MySQL 8 logs binary by default; no config asked for it\n");
         text.push_str("disable_log_bin\n");
     }
@@ -233,7 +259,7 @@ mod tests {
             tmpdir: Path::new("/t"),
         };
         let o = vec![("innodb_io_capacity".to_string(), "500".to_string())];
-        let t = compose_config(Flavor::MariaDb, "[mysqld]\na = 1\n", &at, &o);
+        let t = compose_config(false, "[mysqld]\na = 1\n", &at, &o);
         let lines: Vec<&str> = t
             .lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
@@ -254,12 +280,12 @@ mod tests {
                 "innodb_io_capacity = 500",
             ]
         );
-        let my = compose_config(Flavor::Mysql, "", &at, &[]);
+        let my = compose_config(true, "", &at, &[]);
         assert!(my.ends_with("disable_log_bin\n"));
         let on = vec![("log-bin".to_string(), "b".to_string())];
-        assert!(!compose_config(Flavor::Mysql, "", &at, &on).contains("disable_log_bin"));
+        assert!(!compose_config(true, "", &at, &on).contains("disable_log_bin"));
         let binlog = base_config(Flavor::Mysql, "quick", "binlog").unwrap();
-        assert!(!compose_config(Flavor::Mysql, &binlog, &at, &[]).contains("disable_log_bin"));
+        assert!(!compose_config(true, &binlog, &at, &[]).contains("disable_log_bin"));
     }
 
     #[test]

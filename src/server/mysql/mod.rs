@@ -15,20 +15,23 @@
 
 mod binaries;
 mod config;
+pub mod install;
 pub mod named;
+pub mod seeds;
 mod target;
 pub mod verify;
+pub mod versions;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
 
+use self::binaries::is_executable;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
-pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
+pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config, config_text};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
 pub use self::target::MysqlTarget;
 use self::verify::Source;
@@ -85,13 +88,8 @@ impl ManagedMyOptions {
         profile: &str,
         config: &str,
     ) -> Result<Self> {
-        let base_config = base_config(binaries.flavor, profile, config).ok_or_else(|| {
-            anyhow!(
-                "unknown MySQL profile '{profile}' or config '{config}': profiles {}, configs {}",
-                PROFILES.join(", "),
-                my_config_names().join(", ")
-            )
-        })?;
+        let base_config = config_text(binaries.flavor, &binaries.version, profile, config)
+            .map_err(anyhow::Error::msg)?;
         Ok(ManagedMyOptions {
             binaries,
             datadir,
@@ -150,14 +148,18 @@ impl ManagedMysql {
             socket: &socket,
             tmpdir: &tmpdir,
         };
-        let config_text =
-            compose_config(bin.flavor, &opts.base_config, &placement, &opts.overrides);
+        let config_text = compose_config(
+            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
+            &opts.base_config,
+            &placement,
+            &opts.overrides,
+        );
 
         // Check the option file before initialising; MySQL wants an empty
         // data directory to initialise, so the file goes in afterwards.
         let conf = datadir.join(OPTION_FILE);
         write_owned(&conf, &config_text, &user)?;
-        let mut checked = config_sources(&opts.config_name);
+        let mut checked = config_sources(&opts.config_name, &opts.base_config);
         checked.extend(
             opts.overrides
                 .iter()
@@ -166,7 +168,7 @@ impl ManagedMysql {
         config::check_config(bin, &user, &conf, &checked)?;
         std::fs::remove_file(&conf).with_context(|| format!("removing {}", conf.display()))?;
         let init_log = sibling_file(&requested, "init.log");
-        initialise(bin, &user, &datadir, &tmpdir, &init_log)?;
+        initialise(bin, &user, &datadir, &tmpdir, &init_log, &config_text)?;
         write_owned(&conf, &config_text, &user)?;
 
         let mut cmd = bin.command(&bin.server, &user);
@@ -224,19 +226,15 @@ impl ManagedMysql {
     }
 
     fn create_user_and_database(&mut self, root: &mut MyConn) -> Result<()> {
-        let db = self.setup.dbname.replace('`', "``");
-        let pw = self.family.password.expose();
-        for sql in [
-            // Statements naming the password stay out of the binary log.
-            "SET SESSION sql_log_bin = 0".to_string(),
-            format!(
-                "CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{pw}', \
-                 '{USER}'@'localhost' IDENTIFIED BY '{pw}'"
-            ),
-            format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'127.0.0.1' WITH GRANT OPTION"),
-            format!("GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'localhost' WITH GRANT OPTION"),
-            format!("CREATE DATABASE IF NOT EXISTS `{db}`"),
-        ] {
+        let bin = &self.family.bin;
+        let statements = versions::account_statements(
+            bin.flavor,
+            bin.major_minor(),
+            USER,
+            self.family.password.expose(),
+            &self.setup.dbname,
+        );
+        for sql in statements {
             // The statement holds the password: the error names it only.
             root.execute_text(&sql)
                 .map_err(|e| anyhow!("creating tidemark's account and database: {e}"))?;
@@ -273,7 +271,8 @@ impl ManagedMysql {
             let sql = if user.is_empty() || host != "localhost" {
                 format!("DROP USER {account}")
             } else {
-                format!("ALTER USER {account} IDENTIFIED BY '{pw}'")
+                let bin = &self.family.bin;
+                versions::set_password(bin.flavor, bin.major_minor(), &account, pw)
             };
             root.execute_text(&sql)
                 .map_err(|e| anyhow!("locking account {account}: {e}"))?;
@@ -330,7 +329,12 @@ impl Family for MyFamily {
         let bin = &server.family.bin;
         let mut conn = MyConn::connect(&server.connect_options())
             .map_err(|e| anyhow!("cannot connect to {}: {e}", bin.flavor.title()))?;
-        let settings = non_default_variables(&mut conn, bin.flavor)?;
+        let settings = non_default_variables(
+            &mut conn,
+            bin.flavor,
+            bin.major_minor(),
+            Some(&server.setup.config_text),
+        )?;
         let mut extra = describe_connection(&mut conn)?;
         let version = extra["version"].as_str().unwrap_or_default().to_string();
         extra["flavor"] = serde_json::json!(bin.flavor);
@@ -339,6 +343,9 @@ impl Family for MyFamily {
         extra["source"] = serde_json::json!(bin.source);
         extra["binary_version"] = serde_json::json!(bin.version_text);
         extra["socket"] = serde_json::json!(server.family.socket);
+        if let Some(lib) = &bin.preload {
+            extra["allocator"] = serde_json::json!(lib);
+        }
         Ok(TargetInfo {
             dbms: bin.flavor.as_str().to_string(),
             version,
@@ -350,16 +357,20 @@ impl Family for MyFamily {
 }
 
 /// The settings of named config `name` as checked sources (none for an
-/// unknown name).
-fn config_sources(name: &str) -> Vec<Source> {
-    my_named_config(name)
-        .map(|c| {
-            c.settings
-                .iter()
-                .map(|(n, v)| Source::new(n, v, format!("config {name}")))
-                .collect()
-        })
-        .unwrap_or_default()
+/// unknown name); a complete config's are those of its file, `text`.
+fn config_sources(name: &str, text: &str) -> Vec<Source> {
+    let Some(named) = my_named_config(name) else {
+        return Vec::new();
+    };
+    let settings = if named.complete {
+        seeds::settings_of(text)
+    } else {
+        named.settings.clone()
+    };
+    settings
+        .iter()
+        .map(|(n, v)| Source::new(n, v, format!("config {name}")))
+        .collect()
 }
 
 /// Checks, before anything is created, that the server binary has and
@@ -383,14 +394,9 @@ pub fn check_settings(
     named
         .supports(bin.flavor, &bin.version)
         .map_err(anyhow::Error::msg)?;
-    let Some(base) = base_config(bin.flavor, profile, config) else {
-        bail!(
-            "no shipped {} config for profile '{profile}': profiles {}",
-            bin.flavor.title(),
-            PROFILES.join(", ")
-        );
-    };
-    let mut checked = config_sources(config);
+    let base =
+        config_text(bin.flavor, &bin.version, profile, config).map_err(anyhow::Error::msg)?;
+    let mut checked = config_sources(config, &base);
     checked.extend(
         run_wide
             .iter()
@@ -413,7 +419,12 @@ pub fn check_settings(
     let file = dir.join(OPTION_FILE);
     write_owned(
         &file,
-        &compose_config(bin.flavor, &base, &at, &overrides),
+        &compose_config(
+            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
+            &base,
+            &at,
+            &overrides,
+        ),
         &user,
     )?;
     let result = config::check_config(bin, &user, &file, &checked);
@@ -443,35 +454,21 @@ fn initialise(
     datadir: &Path,
     tmpdir: &Path,
     log: &Path,
+    config_text: &str,
 ) -> Result<()> {
-    let mut cmd: Command = match (bin.flavor, &bin.install_db) {
-        (Flavor::MariaDb, Some(tool)) => {
-            let mut c = bin.command(tool, user);
-            c.arg("--no-defaults")
-                .arg(format!("--basedir={}", bin.basedir.display()))
-                .arg(format!("--datadir={}", datadir.display()))
-                .arg(format!("--tmpdir={}", tmpdir.display()))
-                .args([
-                    "--auth-root-authentication-method=normal",
-                    "--skip-name-resolve",
-                ]);
-            // Only newer scripts know this option; older ones stop on it.
-            let help = bin.command(tool, user).arg("--help").output();
-            if help.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--skip-test-db")) {
-                c.arg("--skip-test-db");
-            }
-            c
-        }
-        _ => {
-            let mut c = bin.command(&bin.server, user);
-            c.arg("--no-defaults")
-                .arg("--initialize-insecure")
-                .arg(format!("--basedir={}", bin.basedir.display()))
-                .arg(format!("--datadir={}", datadir.display()))
-                .arg(format!("--tmpdir={}", tmpdir.display()));
-            c
-        }
+    let help = match &bin.install_db {
+        Some(tool) => bin
+            .command(tool, user)
+            .arg("--help")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default(),
+        None => String::new(),
     };
+    let (program, args) = versions::init_command(bin, datadir, tmpdir, &help);
+    let mut cmd = bin.command(&program, user);
+    cmd.args(args)
+        .args(versions::init_time_options(config_text));
     let status = cmd
         .stdout(log_file(log)?)
         .stderr(log_file(log)?)
@@ -490,21 +487,30 @@ fn initialise(
 }
 
 /// Variables whose global value did not come from the compiled-in default:
-/// from the option file, the command line or the server's own sizing.
-pub fn non_default_variables(conn: &mut MyConn, flavor: Flavor) -> Result<Vec<(String, String)>> {
-    let sql = match flavor {
-        Flavor::MariaDb => {
-            "SELECT LOWER(VARIABLE_NAME), GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES \
-             WHERE GLOBAL_VALUE_ORIGIN IN ('CONFIG', 'COMMAND-LINE', 'AUTO', 'SQL') ORDER BY 1"
-        }
-        Flavor::Mysql => {
-            "SELECT LOWER(i.VARIABLE_NAME), g.VARIABLE_VALUE FROM performance_schema.variables_info i \
-             JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME \
-             WHERE i.VARIABLE_SOURCE <> 'COMPILED' ORDER BY 1"
-        }
+/// from the option file, the command line or the server's own sizing. MySQL
+/// before 8.0 does not say where a value came from: there the names the
+/// option file `option_text` sets are read back (an error without one).
+pub fn non_default_variables(
+    conn: &mut MyConn,
+    flavor: Flavor,
+    version: (u32, u32),
+    option_text: Option<&str>,
+) -> Result<Vec<(String, String)>> {
+    if let Some(sql) = versions::variables_origin_query(flavor, version) {
+        let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
+        return Ok(name_value_pairs(rows));
+    }
+    let Some(text) = option_text else {
+        bail!("MySQL before 8.0 does not record where a variable's value came from");
     };
+    let wanted = versions::option_file_names(text);
+    let sql = "SHOW GLOBAL VARIABLES";
     let rows = conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?;
-    Ok(name_value_pairs(rows))
+    Ok(name_value_pairs(rows)
+        .into_iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), v))
+        .filter(|(n, _)| wanted.binary_search(n).is_ok())
+        .collect())
 }
 
 /// Version text and the session character set variables of a client

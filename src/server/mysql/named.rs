@@ -43,6 +43,10 @@ pub struct MyNamedConfig {
     /// What to use where it does not run, for messages.
     #[serde(default)]
     pub instead: Option<String>,
+    /// A complete file per version range (`config/mysql/seeds/`, see
+    /// [`super::seeds`]) instead of a diff on the base.
+    #[serde(default)]
+    pub complete: bool,
     /// name → value, in name order.
     #[serde(deserialize_with = "option_values")]
     pub settings: Vec<(String, String)>,
@@ -328,6 +332,9 @@ mod tests {
         );
         let z12a = my_named_config("z12a").unwrap();
         assert!(z12a.supports(Flavor::MariaDb, "10.11.19").is_ok());
+        assert!(z12a.supports(Flavor::MariaDb, "10.2.11").is_ok());
+        assert!(z12a.supports(Flavor::Mysql, "5.6.51").is_ok());
+        assert!(z12a.supports(Flavor::Mysql, "5.6.6").is_err());
         let e = z12a.supports(Flavor::MariaDb, "11.4.5").unwrap_err();
         assert!(e.contains("innodb_flush_method = O_DIRECT_NO_FSYNC, which MariaDB 11.0 and later no longer have"), "{e}");
         assert!(

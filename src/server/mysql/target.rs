@@ -10,6 +10,13 @@ use crate::db::mysql::{MyConn, MyConnectOptions};
 use crate::server::TargetInfo;
 use crate::server::managed::ServerTarget;
 
+/// `(major, minor)` of a version number, `(0, 0)` parts when they do not
+/// parse.
+fn major_minor(number: &str) -> (u32, u32) {
+    let mut it = number.split('.').map(|p| p.parse().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
 /// A MySQL or MariaDB target.
 pub type MysqlTarget = ServerTarget<MyFamily>;
 
@@ -34,13 +41,14 @@ impl MysqlTarget {
             .collect();
         // performance_schema may be off on a MySQL server we do not own:
         // then the variables are not recorded rather than failing the run.
-        let (settings, note) = match non_default_variables(&mut conn, flavor) {
-            Ok(s) => (s, None),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("non-default variables unknown: {e}")),
-            ),
-        };
+        let (settings, note) =
+            match non_default_variables(&mut conn, flavor, major_minor(&number), None) {
+                Ok(s) => (s, None),
+                Err(e) => (
+                    Vec::new(),
+                    Some(format!("non-default variables unknown: {e}")),
+                ),
+            };
         let mut extra = describe_connection(&mut conn)?;
         let version = extra["version"].as_str().unwrap_or_default().to_string();
         extra["flavor"] = serde_json::json!(flavor);

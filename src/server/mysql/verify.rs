@@ -82,6 +82,8 @@ pub fn complaints(stderr: &str, checked: &[Source]) -> Vec<String> {
         "invalid value",
         "unknown option",
         "unknown variable",
+        // MariaDB 10.2-10.4 on MySQL 5.6 options they only parse.
+        "To be implemented in later versions",
     ];
     let mut out = Vec::new();
     for line in stderr.lines() {
@@ -276,6 +278,18 @@ To see what values a running MariaDB server is using, type
                 "-c innodb_flush_log_at_trx_commit=7",
             ),
         ];
+        let compat = "x [Warning] 'eq-range-index-dive-limit' is MySQL 5.6 compatible option. \
+                      To be implemented in later versions.\n";
+        let dive = [Source::new(
+            "eq_range_index_dive_limit",
+            "10",
+            "config cz12a",
+        )];
+        assert!(
+            check_help_output(true, HELP, compat, &dive)
+                .unwrap()
+                .ends_with("To be implemented in later versions. (from config cz12a)")
+        );
         let adjusted = "x 0 [Warning] option 'innodb-flush-log-at-trx-commit': unsigned value 7 adjusted to 3\n";
         assert_eq!(
             check_help_output(true, HELP, adjusted, &seven).unwrap(),

@@ -72,7 +72,8 @@ pub fn format_offers(client: &str, offers: &[Offer]) -> String {
     out
 }
 
-fn columns(rows: &[[String; 5]]) -> String {
+/// Rows as left-aligned columns, two spaces apart.
+pub(crate) fn columns(rows: &[[String; 5]]) -> String {
     let mut widths = [0usize; 5];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

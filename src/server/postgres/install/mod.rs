@@ -17,7 +17,6 @@ pub mod npm;
 pub mod unpack;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -451,38 +450,8 @@ fn install_offer(
     })
 }
 
-/// Runs a package client, returning its stdout; the error is one line with
-/// the client's own complaint.
-pub(crate) fn run_client(mut cmd: Command, what: &str) -> Result<Vec<u8>> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {what}"))?;
-    if out.status.success() {
-        return Ok(out.stdout);
-    }
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let complaints: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.to_ascii_lowercase().contains("error") && !l.ends_with("ERROR]"))
-        .take(2)
-        .collect();
-    let detail = if complaints.is_empty() {
-        text.lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    } else {
-        complaints.join("; ")
-    };
-    bail!("{what} failed ({}): {detail}", out.status)
-}
+/// Runs a package client (shared with the other families' installers).
+pub(crate) use crate::server::package::run_client;
 
 /// Whether `program` is an executable on PATH.
 pub fn on_path(program: &str) -> bool {

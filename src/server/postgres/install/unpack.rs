@@ -11,7 +11,7 @@
 //! their archive mode limited to 0755 so the server user can read them.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -191,86 +191,8 @@ pub fn hydrate_symlinks(tree: &Path, listing: &str) -> Result<usize> {
     Ok(links.len())
 }
 
-/// Copies the entry `name` of the zip archive at `zip` to `out` and checks
-/// its CRC-32. Handles the stored and deflated entries jars use.
-pub fn extract_zip_entry(zip: &Path, name: &str, out: &Path) -> Result<u64> {
-    let mut file = File::open(zip).with_context(|| format!("cannot open {}", zip.display()))?;
-    let len = file.metadata()?.len();
-    let what = || format!("{} is not a readable jar", zip.display());
-    // The end-of-central-directory record is in the last 64 KiB + 22 bytes.
-    let tail_len = len.min(65_557);
-    file.seek(SeekFrom::Start(len - tail_len))?;
-    let mut tail = vec![0; tail_len as usize];
-    file.read_exact(&mut tail)?;
-    let eocd = (0..tail.len().saturating_sub(21))
-        .rev()
-        .find(|&i| tail[i..i + 4] == [0x50, 0x4b, 0x05, 0x06])
-        .with_context(what)?;
-    let entries = u16_at(&tail, eocd + 10);
-    let mut pos = u64::from(u32_at(&tail, eocd + 16));
-    for _ in 0..entries {
-        let mut header = [0u8; 46];
-        file.seek(SeekFrom::Start(pos))?;
-        file.read_exact(&mut header).with_context(what)?;
-        if header[..4] != [0x50, 0x4b, 0x01, 0x02] {
-            bail!(what());
-        }
-        let method = u16_at(&header, 10);
-        let crc = u32_at(&header, 16);
-        let compressed = u64::from(u32_at(&header, 20));
-        let name_len = usize::from(u16_at(&header, 28));
-        let extra_len = u64::from(u16_at(&header, 30));
-        let comment_len = u64::from(u16_at(&header, 32));
-        let local = u64::from(u32_at(&header, 42));
-        let mut entry_name = vec![0; name_len];
-        file.read_exact(&mut entry_name)?;
-        pos += 46 + name_len as u64 + extra_len + comment_len;
-        if entry_name != name.as_bytes() {
-            continue;
-        }
-        let mut local_header = [0u8; 30];
-        file.seek(SeekFrom::Start(local))?;
-        file.read_exact(&mut local_header).with_context(what)?;
-        let skip = u64::from(u16_at(&local_header, 26)) + u64::from(u16_at(&local_header, 28));
-        file.seek(SeekFrom::Start(local + 30 + skip))?;
-        let raw = BufReader::new((&mut file).take(compressed));
-        let mut reader: Box<dyn Read> = match method {
-            0 => Box::new(raw),
-            8 => Box::new(flate2::read::DeflateDecoder::new(raw)),
-            m => bail!(
-                "{}: entry {name} uses zip method {m}, not stored or deflate",
-                zip.display()
-            ),
-        };
-        let mut dest =
-            File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-        let mut check = flate2::Crc::new();
-        let mut buf = vec![0; 1 << 16];
-        let mut written = 0u64;
-        loop {
-            let n = reader.read(&mut buf).with_context(what)?;
-            if n == 0 {
-                break;
-            }
-            check.update(&buf[..n]);
-            io::Write::write_all(&mut dest, &buf[..n])?;
-            written += n as u64;
-        }
-        if check.sum() != crc {
-            bail!("{}: entry {name} fails its CRC-32 check", zip.display());
-        }
-        return Ok(written);
-    }
-    bail!("{} holds no entry {name}", zip.display())
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
+/// Copies one entry of a jar out, CRC-checked (shared with other families).
+pub use crate::server::package::jar::extract_zip_entry;
 
 #[cfg(test)]
 mod tests {

