@@ -11,6 +11,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
+mod build_verb;
 mod store_verbs;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
@@ -70,6 +71,8 @@ pub enum ServersCommand {
         #[arg(long, default_value = "auto")]
         client: String,
     },
+    /// Build PostgreSQL from a source tree into the cache (pg@15.18_o2nofp).
+    Build(build_verb::BuildArgs),
 }
 
 /// Where the results database lives.
@@ -562,7 +565,9 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
         ServersCommand::List => {
             let system = crate::server::postgres::find_bindir(None).ok();
             let installed = install::list_installed()?;
+            let built = crate::server::postgres::build::list_built()?;
             print!("{}", listing::format_installed(&installed, system.as_ref()));
+            print!("{}", listing::format_built(&built));
             println!("cache: {}", install::pg_cache().display());
         }
         ServersCommand::Install { spec, client } => {
@@ -603,6 +608,7 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
                 }
             }
         }
+        ServersCommand::Build(a) => return build_verb::build_server(a),
     }
     Ok(0)
 }

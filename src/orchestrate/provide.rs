@@ -87,6 +87,7 @@ fn pg_binaries(
                 .unwrap_or(ClientChoice::Auto);
             install::ensure(&req, client, say)?.binaries()
         }
+        BinSource::Build(name) => crate::server::postgres::build::find_built(name)?.binaries(),
     }
 }
 
@@ -149,7 +150,7 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                 let dir = match source {
                     BinSource::Dir(d) => Some(d.as_path()),
                     BinSource::System => plan.mysql_basedir.as_deref(),
-                    BinSource::Version(v) => anyhow::bail!(
+                    BinSource::Version(v) | BinSource::Build(v) => anyhow::bail!(
                         "target {}: tidemark installs PostgreSQL versions only ({v} asked): use an installed server or a basedir",
                         t.spec_text
                     ),

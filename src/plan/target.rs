@@ -35,6 +35,9 @@ pub enum BinSource {
     /// A release from the install cache, installed through a package
     /// client when missing (`17.10`, `17`).
     Version(String),
+    /// A source build in the install cache (`15.18_o2nofp`), made by
+    /// `tidemark servers build`.
+    Build(String),
 }
 
 /// A parsed target.
@@ -117,6 +120,8 @@ impl TargetSpec {
             BinSource::Dir(PathBuf::from(source))
         } else if VersionReq::parse(source).is_some() {
             BinSource::Version(source.to_string())
+        } else if flavor.is_none() && crate::server::postgres::build::is_build_name(source) {
+            BinSource::Build(source.to_string())
         } else {
             return Err(format!(
                 "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use {dbms}@system, pg@17.10 or {dbms}@/path/to/dir"

@@ -68,6 +68,10 @@ pub struct TargetContext {
     pub settings: usize,
     /// Its DBMS family as stored (`postgres`, `mariadb`, `mysql`, `sqlite`).
     pub dbms: String,
+    /// How its server was built, when tidemark built it from source
+    /// (flags, compiler, source revision, patches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// A setting and its value.
@@ -131,6 +135,9 @@ pub fn build(columns: &[Column<'_>]) -> Context {
                 measured_secs: reported.map(|s| s.secs).sum(),
                 settings: c.target.info.settings.len(),
                 dbms: c.target.info.dbms.clone(),
+                build: c.target.info.extra["build"]["summary"]
+                    .as_str()
+                    .map(str::to_string),
             }
         })
         .collect();
@@ -537,6 +544,7 @@ mod tests {
             measured_secs: 0.0,
             settings: 0,
             dbms: dbms.into(),
+            build: None,
         };
         assert_eq!(setting_cell(&None, &target("mariadb"), &differ[0]), "—");
         assert_eq!(

@@ -207,6 +207,17 @@ fn context(o: &mut String, r: &Report) {
         })
         .collect();
     table(o, "targets", &header, &rows);
+    for (t, x) in r.targets.iter().zip(&c.targets) {
+        if let Some(build) = &x.build {
+            let _ = writeln!(
+                o,
+                "<p>Build of {} ({}): {}</p>",
+                esc(&t.column),
+                esc(&t.label),
+                esc(build)
+            );
+        }
+    }
     let mut header: Vec<String> = [
         "run",
         "host",

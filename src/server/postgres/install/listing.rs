@@ -51,6 +51,32 @@ pub fn format_installed(installed: &[Installed], system: Option<&PgBinaries>) ->
     out
 }
 
+/// Source builds (`tidemark servers build`) as aligned columns: target,
+/// version, how it was built, path; nothing when there are none.
+pub fn format_built(built: &[crate::server::postgres::build::Built]) -> String {
+    if built.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![[
+        "build".to_string(),
+        "version".to_string(),
+        "how".to_string(),
+        "built".to_string(),
+        "path".to_string(),
+    ]];
+    for b in built {
+        let m = &b.manifest;
+        rows.push([
+            format!("pg@{}", m.name),
+            m.version.clone(),
+            m.summary(),
+            format!("{} in {:.0} s", m.built_at, m.build_secs),
+            b.dir.display().to_string(),
+        ]);
+    }
+    columns(&rows)
+}
+
 /// Offered releases per client, newest package per release, grouped by
 /// major version on one line each.
 pub fn format_offers(client: &str, offers: &[Offer]) -> String {
