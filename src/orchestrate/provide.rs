@@ -118,6 +118,8 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                         target: &t.spec_text,
                         profile: plan.profile.server_size(),
                         sizing_lines: &sizing_lines,
+                        shared_buffers_mb: plan.sizing.shared_buffers_mb,
+                        memory_bytes: plan.sizing.memory_bytes,
                         config: &choice,
                         run_wide: run_wide(t),
                         own: &t.own_settings,

@@ -19,6 +19,7 @@ pub mod install;
 pub mod layers;
 pub mod named;
 mod preflight;
+pub mod seed_files;
 mod target;
 
 use std::path::{Path, PathBuf};

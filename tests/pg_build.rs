@@ -1,0 +1,201 @@
+//! PostgreSQL built from a real source tree: `servers build pg` configures,
+//! builds and installs it into the install cache, a second build of the
+//! same inputs does nothing, `servers list` shows the build, a quick suite
+//! runs on `pg@VERSION_o2nofp`, and the store and the report carry the
+//! flags, compiler and source; a patch that does not apply fails in one
+//! line naming the log and leaves no tree behind.
+//!
+//! The source is Debian's source package of the installed PostgreSQL,
+//! unpacked by `.ci/run` into `/tmp/tidemark-test-cache/src` (or a tree
+//! named by `TIDEMARK_PG_SRC`). The build lands in the shared test cache,
+//! so CI pays for it once.
+
+#[allow(unused_imports)]
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use common::cli_runs::*;
+use common::*;
+
+/// The install cache every test shares.
+const CACHE: &str = "/tmp/tidemark-test-cache";
+
+fn tm() -> Command {
+    let mut cmd = tidemark();
+    cmd.env("TIDEMARK_CACHE", CACHE);
+    cmd
+}
+
+fn tm_run(args: &[&str]) -> Output {
+    tm().args(args).output().expect("tidemark runs")
+}
+
+/// The source tree to build: `TIDEMARK_PG_SRC`, else the newest
+/// `postgresql-*` tree `.ci/run` unpacked.
+fn source_tree() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TIDEMARK_PG_SRC") {
+        return dir.into();
+    }
+    let root = PathBuf::from(CACHE).join("src");
+    let mut trees: Vec<PathBuf> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("postgresql-"))
+                && p.join("configure").is_file()
+        })
+        .collect();
+    trees.sort();
+    trees.pop().unwrap_or_else(|| {
+        panic!(
+            "no PostgreSQL source tree in {}: run .ci/run (it unpacks `apt-get source \
+             postgresql-15` there) or set TIDEMARK_PG_SRC",
+            root.display()
+        )
+    })
+}
+
+fn source_version(src: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(src.join("configure")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("PACKAGE_VERSION='"))
+        .and_then(|v| v.strip_suffix('\''))
+        .expect("configure names its version")
+        .to_string()
+}
+
+#[test]
+fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
+    let src = source_tree();
+    let version = source_version(&src);
+    let name = format!("{version}_o2nofp");
+    let src_arg = src.to_str().unwrap();
+    let build = ["servers", "build", "pg", "--src", src_arg, "--build", "o2nofp"];
+
+    // Build (or find the build a previous test run made), then again: the
+    // second call must find the same inputs and do nothing.
+    let o = tm_run(&build);
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let dir = PathBuf::from(CACHE).join("pg").join(&name);
+    assert!(dir.join("bin/postgres").is_file(), "{}", stdout(&o));
+    let o = tm_run(&build);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = stdout(&o);
+    assert!(
+        again.contains(&format!("pg@{name} is built already"))
+            && again.contains("nothing to do"),
+        "{again}"
+    );
+
+    // Listed with its flags, compiler and source.
+    let o = tm_run(&["servers", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = stdout(&o);
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&format!("pg@{name} ")))
+        .unwrap_or_else(|| panic!("pg@{name} is listed: {list}"));
+    assert!(
+        line.contains("-O2 -fno-omit-frame-pointer") && line.contains("gcc"),
+        "{line}"
+    );
+    assert!(line.contains("release tree") || line.contains("git "), "{line}");
+
+    // The binaries say what the source said, and run a quick suite.
+    let v = Command::new(dir.join("bin/postgres"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(stdout(&v).contains(&version), "{}", stdout(&v));
+    let tmp = server_tempdir();
+    let results = tmp.path().join("results");
+    let results = results.to_str().unwrap();
+    let target = format!("pg@{name}");
+    let args = short_run(results, "point-query,insert", &[&target], &[]);
+    let o = tm().args(&args).output().unwrap();
+    assert_success(&o);
+
+    // The store keeps how the server was built.
+    let doc = export_json(results);
+    let t = &doc["runs"][0]["targets"][0];
+    assert_eq!(t["spec"], target.as_str());
+    assert_eq!(t["version_number"], version.as_str());
+    let b = &t["extra"]["build"];
+    assert_eq!(b["build"], "o2nofp", "{t}");
+    assert_eq!(b["cflags"], "-O2 -fno-omit-frame-pointer");
+    assert!(b["compiler"].as_str().unwrap().contains("gcc"), "{b}");
+    assert_eq!(b["patches"].as_array().unwrap().len(), 0);
+    assert_eq!(b["fingerprint"].as_str().unwrap().len(), 64);
+
+    // The report's context shows it.
+    let out = tmp.path().join("report");
+    let o = run_tidemark(&["report", "--results", results, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!("({target}): built from source {version} o2nofp (-O2 -fno-omit-frame-pointer) with gcc")),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_patch_that_does_not_apply_fails_in_one_line_naming_the_log() {
+    let src = source_tree();
+    let tmp = tempfile::tempdir().unwrap();
+    let patch = tmp.path().join("nothing.patch");
+    std::fs::write(
+        &patch,
+        "--- a/no-such-file.c\n+++ b/no-such-file.c\n@@ -1,1 +1,1 @@\n-old\n+new\n",
+    )
+    .unwrap();
+    let o = tm_run(&[
+        "servers",
+        "build",
+        "pg",
+        "--src",
+        src.to_str().unwrap(),
+        "--build",
+        "o2nofp",
+        "--patch",
+        patch.to_str().unwrap(),
+        "--name",
+        "0.0_brokenpatch",
+    ]);
+    assert!(!o.status.success());
+    let line = one_line_error(&o);
+    let log = format!("{CACHE}/pg/build-0.0_brokenpatch.log");
+    assert!(
+        line.contains("patch failed") && line.contains(&log),
+        "{line}"
+    );
+    assert!(std::fs::metadata(&log).is_ok(), "the log is kept");
+    assert!(
+        !PathBuf::from(CACHE).join("pg/0.0_brokenpatch").exists(),
+        "no tree is left"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(PathBuf::from(CACHE).join("pg"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".build-"))
+        .filter(|e| {
+            e.path()
+                .join("src/no-such-file.c.rej")
+                .exists()
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "no scratch directory is left");
+
+    // An unknown flag set is refused before anything is copied.
+    let o = tm_run(&["servers", "build", "pg", "--src", src.to_str().unwrap(), "--build", "fast"]);
+    assert!(!o.status.success());
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("unknown build 'fast': use one of") && line.contains("o2nofp"),
+        "{line}"
+    );
+}
