@@ -75,7 +75,9 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     let version = source_version(&src);
     let name = format!("{version}_o2nofp");
     let src_arg = src.to_str().unwrap();
-    let build = ["servers", "build", "pg", "--src", src_arg, "--build", "o2nofp"];
+    let build = [
+        "servers", "build", "pg", "--src", src_arg, "--build", "o2nofp",
+    ];
 
     // Build (or find the build a previous test run made), then again: the
     // second call must find the same inputs and do nothing.
@@ -87,8 +89,7 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     assert!(o.status.success(), "{}", stderr(&o));
     let again = stdout(&o);
     assert!(
-        again.contains(&format!("pg@{name} is built already"))
-            && again.contains("nothing to do"),
+        again.contains(&format!("pg@{name} is built already")) && again.contains("nothing to do"),
         "{again}"
     );
 
@@ -104,7 +105,10 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
         line.contains("-O2 -fno-omit-frame-pointer") && line.contains("gcc"),
         "{line}"
     );
-    assert!(line.contains("release tree") || line.contains("git "), "{line}");
+    assert!(
+        line.contains("release tree") || line.contains("git "),
+        "{line}"
+    );
 
     // The binaries say what the source said, and run a quick suite.
     let v = Command::new(dir.join("bin/postgres"))
@@ -138,7 +142,9 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        md.contains(&format!("({target}): built from source {version} o2nofp (-O2 -fno-omit-frame-pointer) with gcc")),
+        md.contains(&format!(
+            "({target}): built from source {version} o2nofp (-O2 -fno-omit-frame-pointer) with gcc"
+        )),
         "{md}"
     );
 }
@@ -182,16 +188,20 @@ fn a_patch_that_does_not_apply_fails_in_one_line_naming_the_log() {
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(".build-"))
-        .filter(|e| {
-            e.path()
-                .join("src/no-such-file.c.rej")
-                .exists()
-        })
+        .filter(|e| e.path().join("src/no-such-file.c.rej").exists())
         .collect();
     assert!(leftovers.is_empty(), "no scratch directory is left");
 
     // An unknown flag set is refused before anything is copied.
-    let o = tm_run(&["servers", "build", "pg", "--src", src.to_str().unwrap(), "--build", "fast"]);
+    let o = tm_run(&[
+        "servers",
+        "build",
+        "pg",
+        "--src",
+        src.to_str().unwrap(),
+        "--build",
+        "fast",
+    ]);
     assert!(!o.status.success());
     let line = one_line_error(&o);
     assert!(

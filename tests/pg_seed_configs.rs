@@ -58,7 +58,10 @@ fn file_settings(text: &str) -> BTreeMap<String, String> {
     for line in text.lines() {
         let line = line.split('#').next().unwrap().trim();
         if let Some((n, v)) = line.split_once('=') {
-            out.insert(n.trim().to_string(), v.trim().trim_matches('\'').to_string());
+            out.insert(
+                n.trim().to_string(),
+                v.trim().trim_matches('\'').to_string(),
+            );
         }
     }
     out
@@ -108,7 +111,9 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
         let config = t["config_text"].as_str().unwrap();
         let config_name = spec.split('+').nth(1).unwrap();
         assert!(
-            config.starts_with(&format!("# --- config {config_name}: the seeds' complete file")),
+            config.starts_with(&format!(
+                "# --- config {config_name}: the seeds' complete file"
+            )),
             "{spec}: {config}"
         );
         assert!(
@@ -191,7 +196,10 @@ fn configs_a_version_cannot_read_are_refused_before_start() {
         ),
         (
             "pg@12.22+a27",
-            &["target pg@12.22+a27", "config a27 needs PostgreSQL 15 or later"],
+            &[
+                "target pg@12.22+a27",
+                "config a27 needs PostgreSQL 15 or later",
+            ],
         ),
         // 18.4 from the package clients has no io_uring.
         ("pg@18.4+cx10d", &["target pg@18.4+cx10d", "io_uring"]),
@@ -206,7 +214,10 @@ fn configs_a_version_cannot_read_are_refused_before_start() {
         for want in wants {
             assert!(line.contains(want), "{line:?} names {want:?}");
         }
-        assert!(postgres_pids_mentioning(results).is_empty(), "no server started");
+        assert!(
+            postgres_pids_mentioning(results).is_empty(),
+            "no server started"
+        );
     }
     assert!(!std::path::Path::new(results).join("results.db").exists());
 }

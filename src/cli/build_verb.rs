@@ -57,9 +57,7 @@ pub fn build_server(a: &BuildArgs) -> anyhow::Result<i32> {
             }
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             let style = if step == Step::Build {
-                ProgressStyle::with_template(
-                    "{prefix:>12} [{bar:30}] {pos}/{len} files  {elapsed}",
-                )
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} files  {elapsed}")
             } else {
                 ProgressStyle::with_template("{prefix:>12} {spinner} {elapsed}")
             };

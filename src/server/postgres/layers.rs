@@ -14,8 +14,8 @@ use anyhow::{Result, bail};
 use super::binaries::PgBinaries;
 use super::config::{base_config, check_override_syntax, compose_config};
 use super::named::{ConfigChoice, NamedConfig, setting_lines};
-use super::seed_files;
 use super::preflight::{Preflight, feature_for};
+use super::seed_files;
 
 /// What a target asks for, before checking.
 pub struct LayerInputs<'a> {

@@ -120,7 +120,13 @@ impl BuildManifest {
             let list: Vec<String> = self
                 .patches
                 .iter()
-                .map(|p| format!("{} (sha256 {})", p.name, &p.sha256[..12.min(p.sha256.len())]))
+                .map(|p| {
+                    format!(
+                        "{} (sha256 {})",
+                        p.name,
+                        &p.sha256[..12.min(p.sha256.len())]
+                    )
+                })
                 .collect();
             format!("patches {}", list.join(", "))
         };
@@ -223,8 +229,8 @@ fn built_at(dir: &Path) -> Result<Option<Built>> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    let manifest = serde_json::from_str(&text)
-        .with_context(|| format!("malformed {}", path.display()))?;
+    let manifest =
+        serde_json::from_str(&text).with_context(|| format!("malformed {}", path.display()))?;
     Ok(Some(Built {
         dir: dir.to_path_buf(),
         manifest,
@@ -283,7 +289,10 @@ fn gather(req: &BuildRequest) -> Result<Inputs> {
     let mut patches = Vec::new();
     for p in &req.patches {
         let bytes = std::fs::read(p).map_err(|e| {
-            anyhow::anyhow!("patch {} cannot be read ({e}): name a patch file", p.display())
+            anyhow::anyhow!(
+                "patch {} cannot be read ({e}): name a patch file",
+                p.display()
+            )
         })?;
         patches.push(PatchRecord {
             name: p
@@ -294,7 +303,9 @@ fn gather(req: &BuildRequest) -> Result<Inputs> {
         });
     }
     if !patches.is_empty() && !super::install::on_path("patch") {
-        bail!("applying patches needs the patch program: install it (Debian: apt-get install patch)");
+        bail!(
+            "applying patches needs the patch program: install it (Debian: apt-get install patch)"
+        );
     }
     let compiler = steps::compiler_version()?;
     let revision = steps::source_revision(&req.src);

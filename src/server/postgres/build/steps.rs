@@ -98,8 +98,8 @@ pub fn source_revision(src: &Path) -> String {
     if src.join(".git").exists()
         && let Some(commit) = git(&["rev-parse", "HEAD"])
     {
-        let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-            .is_some_and(|s| !s.is_empty());
+        let dirty =
+            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
         return format!("git {commit}{}", if dirty { "-dirty" } else { "" });
     }
     "release tree (no git)".to_string()
@@ -124,7 +124,11 @@ pub fn optional_features(configure: &str) -> Vec<String> {
     if !has("zlib") {
         args.push("--without-zlib".into());
     }
-    for (opt, pkg) in [("lz4", "liblz4"), ("zstd", "libzstd"), ("liburing", "liburing")] {
+    for (opt, pkg) in [
+        ("lz4", "liblz4"),
+        ("zstd", "libzstd"),
+        ("liburing", "liburing"),
+    ] {
         if knows(opt) && has(pkg) {
             args.push(format!("--with-{opt}"));
         }
@@ -225,7 +229,8 @@ pub fn run(
     }
     step(Step::Configure, configure, event)?;
     let mut make = Command::new("make");
-    make.arg(format!("-j{}", req.jobs.max(1))).current_dir(&tree);
+    make.arg(format!("-j{}", req.jobs.max(1)))
+        .current_dir(&tree);
     step(Step::Build, make, event)?;
     let mut install = Command::new("make");
     install.arg("install").current_dir(&tree);
@@ -362,7 +367,11 @@ mod tests {
     fn compile_lines_are_counted_once_across_reads() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
-        std::fs::write(&log, "gcc -O2 -c -o a.o a.c\nmake[1]: Entering\ngcc -O2 -c -o b").unwrap();
+        std::fs::write(
+            &log,
+            "gcc -O2 -c -o a.o a.c\nmake[1]: Entering\ngcc -O2 -c -o b",
+        )
+        .unwrap();
         let (mut offset, mut carry) = (0, String::new());
         assert_eq!(count_compiles(&log, &mut offset, &mut carry), 1);
         let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
@@ -377,7 +386,10 @@ mod tests {
         let log = dir.path().join("build.log");
         std::fs::write(&log, "").unwrap();
         let mut cmd = Command::new("sh");
-        cmd.args(["-c", "echo 'checking for cc... yes'; echo 'configure: error: no bison' >&2; exit 1"]);
+        cmd.args([
+            "-c",
+            "echo 'checking for cc... yes'; echo 'configure: error: no bison' >&2; exit 1",
+        ]);
         let err = run_logged(Step::Configure, cmd, &log, dir.path(), &mut |_| {})
             .unwrap_err()
             .to_string();
