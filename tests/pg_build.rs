@@ -120,7 +120,7 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     let results = tmp.path().join("results");
     let results = results.to_str().unwrap();
     let target = format!("pg@{name}");
-    let args = short_run(results, "point-query,insert", &[&target], &[]);
+    let args = short_run(results, "point-query,insert", &[&target, "pg@system"], &[]);
     let o = tm().args(&args).output().unwrap();
     assert_success(&o);
 
@@ -129,6 +129,12 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     let t = &doc["runs"][0]["targets"][0];
     assert_eq!(t["spec"], target.as_str());
     assert_eq!(t["version_number"], version.as_str());
+    let label = format!("pg{}_o2nofp.base", version.replace('.', ""));
+    assert_eq!(
+        t["label"],
+        label.as_str(),
+        "labelled as the seeds label builds"
+    );
     let b = &t["extra"]["build"];
     assert_eq!(b["build"], "o2nofp", "{t}");
     assert_eq!(b["cflags"], "-O2 -fno-omit-frame-pointer");
@@ -143,9 +149,14 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains(&format!(
-            "({target}): built from source {version} o2nofp (-O2 -fno-omit-frame-pointer) with gcc"
+            "({label}): built from source {version} o2nofp (-O2 -fno-omit-frame-pointer) with gcc"
         )),
         "{md}"
+    );
+    assert_eq!(
+        md.matches("): built from source").count(),
+        1,
+        "pg@system is no build"
     );
 }
 

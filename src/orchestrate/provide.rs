@@ -388,7 +388,11 @@ pub fn provide(
                 // What applied (or why nothing could) is in the target's facts.
                 let _ = server.limit_memory(limit);
             }
-            let label = label_for("pg", &bins.version, &config_name);
+            let mut label = label_for("pg", &bins.version, &config_name);
+            if let Some(build) = crate::server::postgres::build::build_suffix(&bins.bindir) {
+                // As the seeds label their builds: pg181_o2nofp.cx10b.
+                label = label.replacen('.', &format!("_{build}."), 1);
+            }
             Ok(Box::new(PostgresTarget::managed(
                 server,
                 &target.spec_text,

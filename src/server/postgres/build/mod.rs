@@ -180,6 +180,13 @@ pub fn record_for_bindir(bindir: &Path) -> Option<serde_json::Value> {
     Some(built.record())
 }
 
+/// The part of a build's name after its version (`o2nofp` of
+/// `15.18_o2nofp`) when `bindir` is a build's `bin/`.
+pub fn build_suffix(bindir: &Path) -> Option<String> {
+    let built = built_at(bindir.parent()?).ok()??;
+    Some(built.manifest.name.split_once('_')?.1.to_string())
+}
+
 /// Whether `name` reads as a build's cache name: a version, `_`, a flag
 /// set's name, maybe more (`15.18_o2nofp`, `18.1_o2nofp_p1a2b3c4d`).
 pub fn is_build_name(name: &str) -> bool {
