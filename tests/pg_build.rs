@@ -158,6 +158,17 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
         1,
         "pg@system is no build"
     );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains(&format!("({label}): built from source")),
+        "the HTML too"
+    );
+    assert!(
+        html.contains(&format!(
+            "<summary>Configuration file of base ({label})</summary>"
+        )) && html.contains("shared_buffers = "),
+        "the HTML context shows the configuration file"
+    );
 }
 
 #[test]

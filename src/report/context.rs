@@ -72,6 +72,10 @@ pub struct TargetContext {
     /// (flags, compiler, source revision, patches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// The configuration file tidemark wrote for its server (empty for a
+    /// server it did not start); the HTML report shows it folded.
+    #[serde(skip)]
+    pub config_text: String,
 }
 
 /// A setting and its value.
@@ -138,6 +142,7 @@ pub fn build(columns: &[Column<'_>]) -> Context {
                 build: c.target.info.extra["build"]["summary"]
                     .as_str()
                     .map(str::to_string),
+                config_text: c.target.info.config_text.clone(),
             }
         })
         .collect();
@@ -545,6 +550,7 @@ mod tests {
             settings: 0,
             dbms: dbms.into(),
             build: None,
+            config_text: String::new(),
         };
         assert_eq!(setting_cell(&None, &target("mariadb"), &differ[0]), "—");
         assert_eq!(

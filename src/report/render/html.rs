@@ -218,6 +218,17 @@ fn context(o: &mut String, r: &Report) {
             );
         }
     }
+    for (t, x) in r.targets.iter().zip(&c.targets) {
+        if !x.config_text.trim().is_empty() {
+            let _ = writeln!(
+                o,
+                "<details><summary>Configuration file of {} ({})</summary><pre>{}</pre></details>",
+                esc(&t.column),
+                esc(&t.label),
+                esc(x.config_text.trim_end())
+            );
+        }
+    }
     let mut header: Vec<String> = [
         "run",
         "host",
