@@ -163,7 +163,29 @@ impl Drop for Staging {
     }
 }
 
+/// Removes scratch directories of builds whose process is gone (a build
+/// stopped by Ctrl-C or a crash cannot remove its own).
+pub fn remove_stale_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(".build-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 fn scratch(root: &Path) -> Result<PathBuf> {
+    remove_stale_scratch(root);
     for n in 0..1000 {
         let dir = root.join(format!(".build-{}-{n}", std::process::id()));
         if std::fs::create_dir(&dir).is_ok() {
@@ -378,6 +400,19 @@ mod tests {
         std::io::Write::write_all(&mut f, b".o b.c\n").unwrap();
         assert_eq!(count_compiles(&log, &mut offset, &mut carry), 1);
         assert_eq!(count_compiles(&log, &mut offset, &mut carry), 0);
+    }
+
+    #[test]
+    fn scratch_of_dead_builds_is_removed_and_live_ones_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let dead = root.path().join(".build-4194304999-0");
+        let live = root.path().join(format!(".build-{}-0", std::process::id()));
+        let other = root.path().join("15.18_o2nofp");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir_all(d.join("src")).unwrap();
+        }
+        remove_stale_scratch(root.path());
+        assert!(!dead.exists() && live.exists() && other.exists());
     }
 
     #[test]
