@@ -91,6 +91,7 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
         "pg@18.4+x10b",
         "pg@18.4+cx10c",
         "pg@18.4+cx10cw4",
+        "pg@system+sync1_compLZ4_fpi0",
     ];
     let dir = server_tempdir();
     let results = dir.path().join("results");
@@ -137,9 +138,11 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
             );
         }
         // The seeds' facts, independent of how the file was written.
-        assert_eq!(shown["synchronous_commit"], "off", "{spec}");
         assert_eq!(shown["max_parallel_workers"], "0", "{spec}");
-        assert_eq!(shown["full_page_writes"], "on", "{spec}");
+        if !config_name.starts_with("sync") {
+            assert_eq!(shown["synchronous_commit"], "off", "{spec}");
+            assert_eq!(shown["full_page_writes"], "on", "{spec}");
+        }
         // max_wal_size follows memory: 40 GB per 32 GB (cx10) below 32 GB;
         // a27 and a28 70 and 32 GB per 120 GB.
         let per_gib = match config_name {
@@ -173,6 +176,15 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
     assert_eq!(by("pg@system+a28")["wal_compression"], "off");
     assert_eq!(by("pg@system+a27")["autovacuum_vacuum_cost_limit"], "2000");
     assert_eq!(by("pg@system+a28")["autovacuum_vacuum_cost_limit"], "4000");
+    // The write-path matrix: cx10a's file, then its four settings.
+    let lz4 = by("pg@system+sync1_compLZ4_fpi0");
+    assert_eq!(lz4["synchronous_commit"], "on");
+    assert_eq!(lz4["wal_compression"], "lz4");
+    assert_eq!(lz4["full_page_writes"], "off");
+    assert_eq!(
+        lz4["bgwriter_lru_maxpages"], "2000",
+        "cx10a's file under it"
+    );
     // The io_method family.
     assert_eq!(by("pg@18.4+cx10b")["io_method"], "sync");
     assert_eq!(by("pg@18.4+x10b")["io_method"], "sync");

@@ -68,7 +68,12 @@ pub fn check_layers(
                 .map(|(_, n, _)| n)
                 .filter(|n| !pre.knows(n))
                 .collect(),
-            None => c.settings.iter().map(|(n, _)| n.clone()).collect(),
+            None => Vec::new(),
+        };
+        let names = if names.is_empty() {
+            c.settings.iter().map(|(n, _)| n.clone()).collect()
+        } else {
+            names
         };
         let what = if names.is_empty() {
             format!("it is the seeds' file for PostgreSQL {needs} and later")
@@ -177,10 +182,17 @@ fn complete_file(c: &NamedConfig, major: u32, inputs: &LayerInputs<'_>) -> Resul
         );
     };
     let max_wal_mb = seed_files::max_wal_mb(inputs.memory_bytes, &c.wal_scale);
-    Ok(format!(
+    let mut out = format!(
         "# --- config {}: the seeds' complete file {file}.pg{from}.conf (replaces tidemark's \
-         base; shared_buffers from the run's sizing, WAL sizes scaled to this machine) ---\n{}",
+         base; shared_buffers from the run's sizing, WAL sizes scaled to this machine) ---\n{}\n",
         c.name,
         seed_files::render(text, inputs.shared_buffers_mb, max_wal_mb).trim_end()
-    ))
+    );
+    if !c.settings.is_empty() {
+        out.push_str(&format!("\n# --- config {}: {} ---\n", c.name, c.about));
+        for (name, value) in &c.settings {
+            out.push_str(&format!("{name} = '{}'\n", value.replace('\'', "''")));
+        }
+    }
+    Ok(out)
 }
