@@ -403,6 +403,33 @@ mod tests {
     }
 
     #[test]
+    fn the_revision_is_the_git_commit_and_says_dirty() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path();
+        assert_eq!(source_revision(src), "release tree (no git)");
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(src)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(src.join("configure"), "PACKAGE_VERSION='19beta1'\n").unwrap();
+        git(&["add", "configure"]);
+        git(&["commit", "-qm", "x"]);
+        let clean = source_revision(src);
+        assert!(clean.starts_with("git ") && clean.len() == 44, "{clean}");
+        std::fs::write(src.join("configure"), "changed\n").unwrap();
+        assert_eq!(source_revision(src), format!("{clean}-dirty"));
+    }
+
+    #[test]
     fn scratch_of_dead_builds_is_removed_and_live_ones_kept() {
         let root = tempfile::tempdir().unwrap();
         let dead = root.path().join(".build-4194304999-0");
