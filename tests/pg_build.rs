@@ -214,6 +214,34 @@ fn a_patch_that_does_not_apply_fails_in_one_line_naming_the_log() {
         .collect();
     assert!(leftovers.is_empty(), "no scratch directory is left");
 
+    // A build the cache lacks is refused before any server starts, naming
+    // the command that makes it; a directory without configure too.
+    let results = tmp.path().join("results");
+    let o = tm()
+        .args(short_run(
+            results.to_str().unwrap(),
+            "point-query",
+            &["pg@16.9_o3_native_lto"],
+            &[],
+        ))
+        .output()
+        .unwrap();
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("no PostgreSQL build 16.9_o3_native_lto")
+            && line.contains("tidemark servers build pg --src DIR --build o3_native_lto"),
+        "{line}"
+    );
+    assert!(!results.join("results.db").exists());
+    let o = tm_run(&[
+        "servers", "build", "pg", "--src", "/tmp", "--build", "o2nofp",
+    ]);
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("--src /tmp has no readable configure script"),
+        "{line}"
+    );
+
     // An unknown flag set is refused before anything is copied.
     let o = tm_run(&[
         "servers",
