@@ -11,6 +11,8 @@
 //! source  = "system"                          installed binaries (the default)
 //!         | VERSION                           17.10, 17 (newest 17.x), 9.6.24:
 //!                                             the cache's build, installed if missing (pg only)
+//!         | VERSION "_" BUILD                 15.18_o2nofp: a source build in the cache
+//!                                             (`tidemark servers build`; pg only)
 //!         | PATH                              starts with / or . : a bin/ directory
 //!                                             (pg) or a basedir (mariadb, mysql)
 //! config  = NAME                              a shipped config (cx10b; binlog, z12a, bl1_sync1_dw1)
@@ -300,6 +302,14 @@ mod tests {
                 config: Some("base".into())
             }
         );
+        assert_eq!(
+            TargetSpec::parse("pg@18.1_o2nofp+x10b").unwrap(),
+            TargetSpec::ManagedPostgres {
+                source: BinSource::Build("18.1_o2nofp".into()),
+                config: Some("x10b".into())
+            }
+        );
+        assert!(TargetSpec::parse("mariadb@10.11_o2nofp").is_err());
         assert_eq!(
             TargetSpec::parse("pg@18.4+cx10d").unwrap(),
             TargetSpec::ManagedPostgres {
