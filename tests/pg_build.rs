@@ -1,7 +1,8 @@
 //! PostgreSQL built from a real source tree: `servers build pg` configures,
 //! builds and installs it into the install cache, a second build of the
 //! same inputs does nothing, `servers list` shows the build, a quick suite
-//! runs on `pg@VERSION_o2nofp`, and the store and the report carry the
+//! runs on `pg@VERSION_o2nofp` beside the same release with one patch
+//! (`pg@VERSION_o2nofp_pHASH`), and the store and the report carry the
 //! flags, compiler and source; a patch that does not apply fails in one
 //! line naming the log and leaves no tree behind.
 //!
@@ -21,6 +22,21 @@ use common::*;
 
 /// The install cache every test shares.
 const CACHE: &str = "/tmp/tidemark-test-cache";
+
+/// A patch that applies to PostgreSQL 12-18 sources: a comment line in
+/// main.c (the build differs only by it, as the seeds' patched builds
+/// differ from their release by one patch).
+const COMMENT_PATCH: &str = concat!(
+    "--- a/src/backend/main/main.c\n",
+    "+++ b/src/backend/main/main.c\n",
+    "@@ -1,5 +1,6 @@\n",
+    " /*-------------------------------------------------------------------------\n",
+    "  *\n",
+    "+ * (patched by tidemark's source-build check)\n",
+    "  * main.c\n",
+    "  *\t  Stub main() routine for the postgres executable.\n",
+    "  *\n",
+);
 
 fn tm() -> Command {
     let mut cmd = tidemark();
@@ -120,7 +136,28 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     let results = tmp.path().join("results");
     let results = results.to_str().unwrap();
     let target = format!("pg@{name}");
-    let args = short_run(results, "point-query,insert", &[&target, "pg@system"], &[]);
+    // The same release with one patch: its own name, its patch recorded.
+    let patch = tmp.path().join("comment.patch");
+    std::fs::write(&patch, COMMENT_PATCH).unwrap();
+    let patched_build = [&build[..], &["--patch", patch.to_str().unwrap()]].concat();
+    let o = tm_run(&patched_build);
+    assert!(o.status.success(), "patched build failed: {}", stderr(&o));
+    let said = stdout(&o);
+    let patched_name = said
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("pg@{name}_p")))
+        .map(|hash| format!("{name}_p{hash}"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(patched_name.len(), name.len() + 10, "{said}");
+    assert!(said.contains("patches comment.patch (sha256 "), "{said}");
+    let patched = format!("pg@{patched_name}");
+
+    let args = short_run(
+        results,
+        "point-query,insert",
+        &[&target, &patched, "pg@system"],
+        &[],
+    );
     let o = tm().args(&args).output().unwrap();
     assert_success(&o);
 
@@ -141,6 +178,12 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     assert!(b["compiler"].as_str().unwrap().contains("gcc"), "{b}");
     assert_eq!(b["patches"].as_array().unwrap().len(), 0);
     assert_eq!(b["fingerprint"].as_str().unwrap().len(), 64);
+    let p = &doc["runs"][0]["targets"][1]["extra"]["build"];
+    assert_eq!(p["name"], patched_name.as_str());
+    assert_eq!(p["patches"][0]["name"], "comment.patch", "{p}");
+    let sha = p["patches"][0]["sha256"].as_str().unwrap();
+    assert_eq!(sha.len(), 64);
+    assert_ne!(p["fingerprint"], b["fingerprint"]);
 
     // The report's context shows it.
     let out = tmp.path().join("report");
@@ -155,8 +198,12 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
     );
     assert_eq!(
         md.matches("): built from source").count(),
-        1,
+        2,
         "pg@system is no build"
+    );
+    assert!(
+        md.contains(&format!("patches comment.patch (sha256 {}", &sha[..12])),
+        "{md}"
     );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
