@@ -4,7 +4,7 @@
 //! runs on `pg@VERSION_o2nofp` beside the same release with one patch
 //! (`pg@VERSION_o2nofp_pHASH`), and the store and the report carry the
 //! flags, compiler and source; a patch that does not apply fails in one
-//! line naming the log and leaves no tree behind.
+//! line naming the log and leaves no tree behind, and so does Ctrl-C.
 //!
 //! The source is Debian's source package of the installed PostgreSQL,
 //! unpacked by `.ci/run` into `/tmp/tidemark-test-cache/src` (or a tree
@@ -219,7 +219,7 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
 }
 
 #[test]
-fn a_patch_that_does_not_apply_fails_in_one_line_naming_the_log() {
+fn a_bad_patch_bad_input_and_ctrl_c_fail_in_one_line_and_leave_no_tree() {
     let src = source_tree();
     let tmp = tempfile::tempdir().unwrap();
     let patch = tmp.path().join("nothing.patch");
@@ -287,6 +287,52 @@ fn a_patch_that_does_not_apply_fails_in_one_line_naming_the_log() {
     assert!(
         line.contains("--src /tmp has no readable configure script"),
         "{line}"
+    );
+
+    // Ctrl-C during configure stops it, installs nothing and removes the
+    // scratch tree.
+    let name = format!("{}_o2", source_version(&src));
+    let log = PathBuf::from(format!("{CACHE}/pg/build-{name}.log"));
+    let _ = std::fs::remove_file(&log);
+    let child = tm()
+        .args([
+            "servers",
+            "build",
+            "pg",
+            "--src",
+            src.to_str().unwrap(),
+            "--build",
+            "o2",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("checking ")) {
+        assert!(started.elapsed().as_secs() < 120, "configure never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    let line = one_line_error(&o);
+    assert!(
+        line.contains("configure interrupted: nothing was installed"),
+        "{line}"
+    );
+    assert!(!PathBuf::from(CACHE).join("pg").join(&name).exists());
+    let ours = format!(".build-{}-", pid.as_raw());
+    let left: Vec<_> = std::fs::read_dir(PathBuf::from(CACHE).join("pg"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&ours))
+        .collect();
+    assert!(left.is_empty(), "the scratch tree is removed");
+    assert!(
+        pids_mentioning("configure", &ours).is_empty(),
+        "configure is stopped"
     );
 
     // An unknown flag set is refused before anything is copied.

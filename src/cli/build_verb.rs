@@ -3,12 +3,16 @@
 //! step while `make` runs (its output goes to the log file).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::server::postgres::build::{self, BuildEvent, BuildOutcome, BuildRequest, Step};
+
+/// Set by Ctrl-C while a build runs.
+static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Arguments of `tidemark servers build`.
 #[derive(Args, Debug)]
@@ -48,7 +52,11 @@ pub fn build_server(a: &BuildArgs) -> anyhow::Result<i32> {
         jobs: a
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        cancel: Some(&CANCEL),
     };
+    // Ctrl-C stops the running step's process group; the scratch tree is
+    // removed and nothing is installed.
+    let _ = ctrlc::set_handler(|| CANCEL.store(true, Ordering::SeqCst));
     let mut bar: Option<ProgressBar> = None;
     let draw = |bar: &mut Option<ProgressBar>, event: BuildEvent| match event {
         BuildEvent::Started { step, log } => {

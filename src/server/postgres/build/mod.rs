@@ -256,6 +256,9 @@ pub struct BuildRequest {
     pub name: Option<String>,
     /// `make -j`.
     pub jobs: usize,
+    /// Set (by a Ctrl-C handler) to stop the running step; nothing is
+    /// installed then.
+    pub cancel: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 /// The outcome of [`build`].

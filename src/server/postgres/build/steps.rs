@@ -4,8 +4,10 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -218,7 +220,7 @@ pub fn run(
             log: log.to_path_buf(),
         });
         let started = Instant::now();
-        run_logged(step, cmd, log, &tree, event)?;
+        run_logged(step, cmd, log, &tree, req.cancel, event)?;
         event(BuildEvent::Finished {
             step,
             secs: started.elapsed().as_secs_f64(),
@@ -267,15 +269,18 @@ fn run_logged(
     mut cmd: Command,
     log: &Path,
     tree: &Path,
+    cancel: Option<&AtomicBool>,
     event: &mut dyn FnMut(BuildEvent),
 ) -> Result<()> {
     let out = std::fs::OpenOptions::new().append(true).open(log)?;
     let err = out.try_clone()?;
     let start_len = out.metadata()?.len();
+    // Its own process group, so a stop reaches make's children too.
     cmd.stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .env("LC_ALL", "C");
+        .env("LC_ALL", "C")
+        .process_group(0);
     let mut child: Child = cmd
         .spawn()
         .with_context(|| format!("cannot start the {} step", step.label()))?;
@@ -290,6 +295,16 @@ fn run_logged(
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+            let _ = child.wait();
+            bail!(
+                "{} interrupted: nothing was installed (its output is in {})",
+                step.label(),
+                log.display()
+            );
         }
         std::thread::sleep(Duration::from_millis(250));
         if step == Step::Build {
@@ -443,6 +458,46 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_step_stops_its_whole_process_group() {
+        static CANCEL: AtomicBool = AtomicBool::new(false);
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("build.log");
+        std::fs::write(&log, "").unwrap();
+        let pid_file = dir.path().join("pid");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("sleep 60 & echo $! > {}; wait", pid_file.display()));
+        let setter = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            CANCEL.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        let err = run_logged(
+            Step::Build,
+            cmd,
+            &log,
+            dir.path(),
+            Some(&CANCEL),
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        setter.join().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            err.starts_with("build interrupted: nothing was installed"),
+            "{err}"
+        );
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        assert!(
+            stat.map_or(true, |s| s.contains(") Z ")),
+            "the grandchild sleep is gone"
+        );
+    }
+
+    #[test]
     fn a_failed_step_names_its_log_and_last_error() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("build.log");
@@ -452,7 +507,7 @@ mod tests {
             "-c",
             "echo 'checking for cc... yes'; echo 'configure: error: no bison' >&2; exit 1",
         ]);
-        let err = run_logged(Step::Configure, cmd, &log, dir.path(), &mut |_| {})
+        let err = run_logged(Step::Configure, cmd, &log, dir.path(), None, &mut |_| {})
             .unwrap_err()
             .to_string();
         assert_eq!(
