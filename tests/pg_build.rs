@@ -125,6 +125,39 @@ fn a_source_build_is_cached_listed_and_runs_a_quick_suite() {
         line.contains("release tree") || line.contains("git "),
         "{line}"
     );
+    // What the build lacks follows what configure was given (lz4, zstd
+    // only when pkg-config found them).
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tidemark-build.json")).unwrap())
+            .unwrap();
+    let args = manifest["configure_args"].to_string();
+    let lacks: Vec<&str> = manifest["lacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for feature in ["lz4", "zstd"] {
+        assert_eq!(
+            lacks.contains(&feature),
+            !args.contains(&format!("--with-{feature}")),
+            "{feature}: {manifest}"
+        );
+        assert_eq!(line.contains(feature), lacks.contains(&feature), "{line}");
+    }
+    if lacks.contains(&"lz4") {
+        // The seeds' a27 (wal_compression = lz4) is refused on it at once.
+        let tmp = server_tempdir();
+        let results = tmp.path().join("results");
+        let target = format!("pg@{name}+a27");
+        let args = short_run(results.to_str().unwrap(), "point-query", &[&target], &[]);
+        let o = tm().args(&args).output().unwrap();
+        let refusal = one_line_error(&o);
+        assert!(
+            refusal.contains(&format!("target {target}")) && refusal.contains("lacks lz4"),
+            "{refusal}"
+        );
+    }
 
     // The binaries say what the source said, and run a quick suite.
     let v = Command::new(dir.join("bin/postgres"))

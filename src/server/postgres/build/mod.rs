@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::PgBinaries;
 use super::install::pg_cache;
+use crate::server::process::ServerUser;
 pub use steps::{BuildEvent, Step};
 
 const BUILDS_TOML: &str = include_str!("../../../../config/postgres/builds.toml");
@@ -109,6 +110,9 @@ pub struct BuildManifest {
     pub build_secs: f64,
     /// configure, make and make install output.
     pub log: String,
+    /// Optional features the build lacks (`lz4`, `zstd`, `io_uring`).
+    #[serde(default)]
+    pub lacks: Vec<String>,
 }
 
 impl BuildManifest {
@@ -414,8 +418,9 @@ pub fn build(req: &BuildRequest, event: &mut dyn FnMut(BuildEvent)) -> Result<Bu
         built_at: crate::util::time::now_rfc3339(),
         build_secs: started.elapsed().as_secs_f64(),
         log: log.display().to_string(),
+        lacks: Vec::new(),
     };
-    let built = Built {
+    let mut built = Built {
         dir: staging.path().to_path_buf(),
         manifest,
     };
@@ -428,6 +433,9 @@ pub fn build(req: &BuildRequest, event: &mut dyn FnMut(BuildEvent)) -> Result<Bu
             log.display()
         );
     }
+    let user = ServerUser::detect("postgres")?;
+    super::runs_as_server_user(&bins, &user)?;
+    built.manifest.lacks = super::lacking_features(&bins, &user)?;
     std::fs::write(
         staging.path().join(BUILD_MANIFEST),
         serde_json::to_string_pretty(&built.manifest)?,
@@ -486,6 +494,7 @@ mod tests {
             built_at: "2026-01-01T00:00:00Z".into(),
             build_secs: 1.0,
             log: "/c/build.log".into(),
+            lacks: vec![],
         };
         assert_eq!(
             m.summary(),

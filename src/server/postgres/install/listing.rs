@@ -62,6 +62,7 @@ pub fn format_built(built: &[crate::server::postgres::build::Built]) -> String {
         "version".to_string(),
         "how".to_string(),
         "built".to_string(),
+        "lacks".to_string(),
         "path".to_string(),
     ]];
     for b in built {
@@ -71,6 +72,11 @@ pub fn format_built(built: &[crate::server::postgres::build::Built]) -> String {
             m.version.clone(),
             m.summary(),
             format!("{} in {:.0} s", m.built_at, m.build_secs),
+            if m.lacks.is_empty() {
+                "-".into()
+            } else {
+                m.lacks.join(",")
+            },
             b.dir.display().to_string(),
         ]);
     }
@@ -98,8 +104,8 @@ pub fn format_offers(client: &str, offers: &[Offer]) -> String {
     out
 }
 
-fn columns(rows: &[[String; 5]]) -> String {
-    let mut widths = [0usize; 5];
+fn columns<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
