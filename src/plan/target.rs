@@ -311,6 +311,13 @@ mod tests {
         );
         assert!(TargetSpec::parse("mariadb@10.11_o2nofp").is_err());
         assert_eq!(
+            TargetSpec::parse("pg@19beta1_o2nofp").unwrap(),
+            TargetSpec::ManagedPostgres {
+                source: BinSource::Build("19beta1_o2nofp".into()),
+                config: None
+            }
+        );
+        assert_eq!(
             TargetSpec::parse("pg@18.4+cx10d").unwrap(),
             TargetSpec::ManagedPostgres {
                 source: BinSource::Version("18.4".into()),

@@ -191,11 +191,13 @@ pub fn build_suffix(bindir: &Path) -> Option<String> {
     Some(built.manifest.name.split_once('_')?.1.to_string())
 }
 
-/// Whether `name` reads as a build's cache name: a version, `_`, a flag
-/// set's name, maybe more (`15.18_o2nofp`, `18.1_o2nofp_p1a2b3c4d`).
+/// Whether `name` reads as a build's cache name: a version as configure
+/// names it, `_`, a flag set's name, maybe more (`15.18_o2nofp`,
+/// `19beta1_o2nofp`, `18.1_o2nofp_p1a2b3c4d`).
 pub fn is_build_name(name: &str) -> bool {
     name.split_once('_').is_some_and(|(v, rest)| {
-        super::install::VersionReq::parse(v).is_some()
+        v.starts_with(|c: char| c.is_ascii_digit())
+            && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
             && !rest.is_empty()
             && rest
                 .chars()
@@ -471,6 +473,10 @@ mod tests {
         assert!(is_build_name("15.18_o2nofp"));
         assert!(is_build_name("18.1_o3_native_lto"));
         assert!(is_build_name("18.1_o2nofp_p1a2b3c4d"));
+        assert!(
+            is_build_name("19beta1_o2nofp"),
+            "a beta's configure version"
+        );
         assert!(!is_build_name("15.18"));
         assert!(!is_build_name("15.18_"));
         assert!(!is_build_name("x_o2nofp"));
