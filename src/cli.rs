@@ -11,6 +11,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
+mod build_verb;
 mod mariadb_servers;
 mod store_verbs;
 
@@ -71,6 +72,8 @@ pub enum ServersCommand {
         #[arg(long, default_value = "auto")]
         client: String,
     },
+    /// Build PostgreSQL from a source tree into the cache (pg@15.18_o2nofp).
+    Build(build_verb::BuildArgs),
 }
 
 /// Where the results database lives.
@@ -563,7 +566,9 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
         ServersCommand::List => {
             let system = crate::server::postgres::find_bindir(None).ok();
             let installed = install::list_installed()?;
+            let built = crate::server::postgres::build::list_built()?;
             print!("{}", listing::format_installed(&installed, system.as_ref()));
+            print!("{}", listing::format_built(&built));
             println!("cache: {}", install::pg_cache().display());
             crate::cli::mariadb_servers::list()?;
         }
@@ -611,6 +616,7 @@ fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
                 crate::cli::mariadb_servers::available();
             }
         }
+        ServersCommand::Build(a) => return build_verb::build_server(a),
     }
     Ok(0)
 }

@@ -87,6 +87,7 @@ fn pg_binaries(
                 .unwrap_or(ClientChoice::Auto);
             install::ensure(&req, client, say)?.binaries()
         }
+        BinSource::Build(name) => crate::server::postgres::build::find_built(name)?.binaries(),
     }
 }
 
@@ -117,6 +118,8 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
                         target: &t.spec_text,
                         profile: plan.profile.server_size(),
                         sizing_lines: &sizing_lines,
+                        shared_buffers_mb: plan.sizing.shared_buffers_mb,
+                        memory_bytes: plan.sizing.memory_bytes,
                         config: &choice,
                         run_wide: run_wide(t),
                         own: &t.own_settings,
@@ -193,6 +196,9 @@ fn my_binaries(
                 .ok_or_else(|| anyhow::anyhow!("'{v}' is not a MariaDB version"))?;
             crate::server::mysql::install::ensure(&req, say)?.binaries()
         }
+        BinSource::Build(v) => anyhow::bail!(
+            "'{v}' names a build: tidemark builds PostgreSQL from source only; for MariaDB or MySQL use a basedir of your build (mariadb@/path/to/basedir)"
+        ),
     }
 }
 
@@ -401,7 +407,11 @@ pub fn provide(
                 // What applied (or why nothing could) is in the target's facts.
                 let _ = server.limit_memory(limit);
             }
-            let label = label_for("pg", &bins.version, &config_name);
+            let mut label = label_for("pg", &bins.version, &config_name);
+            if let Some(build) = crate::server::postgres::build::build_suffix(&bins.bindir) {
+                // As the seeds label their builds: pg181_o2nofp.cx10b.
+                label = label.replacen('.', &format!("_{build}."), 1);
+            }
             Ok(Box::new(PostgresTarget::managed(
                 server,
                 &target.spec_text,

@@ -11,6 +11,8 @@
 //! source  = "system"                          installed binaries (the default)
 //!         | VERSION                           17.10, 17 (newest 17.x), 9.6.24:
 //!                                             the cache's build, installed if missing (pg only)
+//!         | VERSION "_" BUILD                 15.18_o2nofp: a source build in the cache
+//!                                             (`tidemark servers build`; pg only)
 //!         | PATH                              starts with / or . : a bin/ directory
 //!                                             (pg) or a basedir (mariadb, mysql)
 //! config  = NAME                              a shipped config (cx10b; binlog, z12a, bl1_sync1_dw1)
@@ -35,6 +37,9 @@ pub enum BinSource {
     /// A release from the install cache, installed through a package
     /// client when missing (`17.10`, `17`).
     Version(String),
+    /// A source build in the install cache (`15.18_o2nofp`), made by
+    /// `tidemark servers build`.
+    Build(String),
 }
 
 /// A parsed target.
@@ -117,6 +122,8 @@ impl TargetSpec {
             BinSource::Dir(PathBuf::from(source))
         } else if VersionReq::parse(source).is_some() {
             BinSource::Version(source.to_string())
+        } else if flavor.is_none() && crate::server::postgres::build::is_build_name(source) {
+            BinSource::Build(source.to_string())
         } else {
             return Err(format!(
                 "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use {dbms}@system, pg@17.10 or {dbms}@/path/to/dir"
@@ -293,6 +300,21 @@ mod tests {
             TargetSpec::ManagedPostgres {
                 source: BinSource::Dir("/opt/pg/bin".into()),
                 config: Some("base".into())
+            }
+        );
+        assert_eq!(
+            TargetSpec::parse("pg@18.1_o2nofp+x10b").unwrap(),
+            TargetSpec::ManagedPostgres {
+                source: BinSource::Build("18.1_o2nofp".into()),
+                config: Some("x10b".into())
+            }
+        );
+        assert!(TargetSpec::parse("mariadb@10.11_o2nofp").is_err());
+        assert_eq!(
+            TargetSpec::parse("pg@19beta1_o2nofp").unwrap(),
+            TargetSpec::ManagedPostgres {
+                source: BinSource::Build("19beta1_o2nofp".into()),
+                config: None
             }
         );
         assert_eq!(

@@ -68,6 +68,14 @@ pub struct TargetContext {
     pub settings: usize,
     /// Its DBMS family as stored (`postgres`, `mariadb`, `mysql`, `sqlite`).
     pub dbms: String,
+    /// How its server was built, when tidemark built it from source
+    /// (flags, compiler, source revision, patches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// The configuration file tidemark wrote for its server (empty for a
+    /// server it did not start); the HTML report shows it folded.
+    #[serde(skip)]
+    pub config_text: String,
 }
 
 /// A setting and its value.
@@ -131,6 +139,10 @@ pub fn build(columns: &[Column<'_>]) -> Context {
                 measured_secs: reported.map(|s| s.secs).sum(),
                 settings: c.target.info.settings.len(),
                 dbms: c.target.info.dbms.clone(),
+                build: c.target.info.extra["build"]["summary"]
+                    .as_str()
+                    .map(str::to_string),
+                config_text: c.target.info.config_text.clone(),
             }
         })
         .collect();
@@ -537,6 +549,8 @@ mod tests {
             measured_secs: 0.0,
             settings: 0,
             dbms: dbms.into(),
+            build: None,
+            config_text: String::new(),
         };
         assert_eq!(setting_cell(&None, &target("mariadb"), &differ[0]), "—");
         assert_eq!(

@@ -207,6 +207,28 @@ fn context(o: &mut String, r: &Report) {
         })
         .collect();
     table(o, "targets", &header, &rows);
+    for (t, x) in r.targets.iter().zip(&c.targets) {
+        if let Some(build) = &x.build {
+            let _ = writeln!(
+                o,
+                "<p>Build of {} ({}): {}</p>",
+                esc(&t.column),
+                esc(&t.label),
+                esc(build)
+            );
+        }
+    }
+    for (t, x) in r.targets.iter().zip(&c.targets) {
+        if !x.config_text.trim().is_empty() {
+            let _ = writeln!(
+                o,
+                "<details><summary>Configuration file of {} ({})</summary><pre>{}</pre></details>",
+                esc(&t.column),
+                esc(&t.label),
+                esc(x.config_text.trim_end())
+            );
+        }
+    }
     let mut header: Vec<String> = [
         "run",
         "host",

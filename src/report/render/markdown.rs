@@ -188,6 +188,11 @@ fn context(o: &mut String, r: &Report) {
     right[7] = true;
     right[8] = true;
     table(o, &header, &right, &rows);
+    for (t, x) in r.targets.iter().zip(&c.targets) {
+        if let Some(build) = &x.build {
+            let _ = writeln!(o, "Build of {} ({}): {build}\n", t.column, t.label);
+        }
+    }
 
     if c.same_host
         && let Some(run) = c.runs.first()

@@ -13,11 +13,13 @@
 //! the run.
 
 mod binaries;
+pub mod build;
 mod config;
 pub mod install;
 pub mod layers;
 pub mod named;
 mod preflight;
+pub mod seed_files;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -278,12 +280,15 @@ impl Family for PgFamily {
         let sql = NON_DEFAULT_SETTINGS;
         let settings = name_value_pairs(conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?);
         let bin = &server.family.bin;
-        let extra = serde_json::json!({
+        let mut extra = serde_json::json!({
             "bindir": bin.bindir,
             "source": bin.source,
             "binary_version": bin.version,
             "socket_dir": server.family.socket_dir,
         });
+        if let Some(record) = build::record_for_bindir(&bin.bindir) {
+            extra["build"] = record;
+        }
         Ok(TargetInfo {
             dbms: "postgres".to_string(),
             version,

@@ -26,9 +26,17 @@ pub struct NamedConfig {
     /// First major version that has all its settings.
     #[serde(default)]
     pub needs: Option<u32>,
-    /// name → value, in name order.
-    #[serde(deserialize_with = "string_values")]
+    /// name → value, in name order (empty for a complete file).
+    #[serde(default, deserialize_with = "string_values")]
     pub settings: Vec<(String, String)>,
+    /// A complete file of the seeds instead of a diff on the base (see
+    /// [`super::seed_files`]).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The seeds' (memory GB, max_wal_size GB) pairs a complete file's
+    /// max_wal_size is scaled by.
+    #[serde(default)]
+    pub wal_scale: Vec<[f64; 2]>,
 }
 
 /// A shipped list of named configs to compare.
@@ -87,6 +95,11 @@ pub fn named_configs() -> &'static [NamedConfig] {
     static ALL: OnceLock<Vec<NamedConfig>> = OnceLock::new();
     ALL.get_or_init(|| {
         parse_named(CONFIGS_TOML, "configs.toml", |c: &mut NamedConfig, n| {
+            if let Some(file) = &c.file {
+                let first = super::seed_files::first_major(file)
+                    .unwrap_or_else(|| panic!("config {n} names unshipped file {file}"));
+                c.needs = Some(c.needs.unwrap_or(first).max(first));
+            }
             c.name = n
         })
     })
@@ -250,14 +263,18 @@ mod tests {
 
     #[test]
     fn shipped_configs_and_sets_are_consistent() {
-        let base = named_config("cx10a").unwrap();
-        assert!(base.settings.is_empty());
+        let base = named_config("base").unwrap();
+        assert!(base.settings.is_empty() && base.file.is_none());
+        let a = named_config("cx10a").unwrap();
+        assert_eq!((a.file.as_deref(), a.needs), (Some("cx10a"), Some(12)));
         let d = named_config("cx10d").unwrap();
-        assert_eq!(
-            d.settings,
-            [("io_method".to_string(), "io_uring".to_string())]
-        );
-        assert_eq!(d.needs, Some(18));
+        assert_eq!((d.file.as_deref(), d.needs), (Some("cx10d"), Some(18)));
+        assert_eq!(named_config("x10b").unwrap().file.as_deref(), Some("cx10b"));
+        assert_eq!(named_config("a27").unwrap().needs, Some(15));
+        assert_eq!(named_config("a28").unwrap().needs, Some(13));
+        for c in named_configs() {
+            assert_eq!(c.file.is_some(), !c.wal_scale.is_empty(), "{}", c.name);
+        }
         let lz4 = named_config("sync1_compLZ4_fpi0").unwrap();
         assert!(
             lz4.settings
@@ -285,12 +302,12 @@ mod tests {
 
     #[test]
     fn config_choices_resolve_names_and_files() {
-        let c = ConfigChoice::resolve("cx10b").unwrap();
-        assert_eq!(c.label(), "cx10b");
-        assert!(c.text().contains("io_method = 'sync'"));
+        let c = ConfigChoice::resolve("sync1_comp1_fpi1").unwrap();
+        assert_eq!(c.label(), "sync1_comp1_fpi1");
+        assert!(c.text().contains("wal_compression = 'pglz'"));
         let e = ConfigChoice::resolve("cx99").unwrap_err();
         assert!(
-            e.starts_with("unknown config 'cx99': use one of base, cx10a"),
+            e.starts_with("unknown config 'cx99': use one of a27, a28, base, cx10a"),
             "{e}"
         );
         let dir = tempfile::tempdir().unwrap();

@@ -51,6 +51,38 @@ pub fn format_installed(installed: &[Installed], system: Option<&PgBinaries>) ->
     out
 }
 
+/// Source builds (`tidemark servers build`) as aligned columns: target,
+/// version, how it was built, path; nothing when there are none.
+pub fn format_built(built: &[crate::server::postgres::build::Built]) -> String {
+    if built.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![[
+        "build".to_string(),
+        "version".to_string(),
+        "how".to_string(),
+        "built".to_string(),
+        "lacks".to_string(),
+        "path".to_string(),
+    ]];
+    for b in built {
+        let m = &b.manifest;
+        rows.push([
+            format!("pg@{}", m.name),
+            m.version.clone(),
+            m.summary(),
+            format!("{} in {:.0} s", m.built_at, m.build_secs),
+            if m.lacks.is_empty() {
+                "-".into()
+            } else {
+                m.lacks.join(",")
+            },
+            b.dir.display().to_string(),
+        ]);
+    }
+    columns(&rows)
+}
+
 /// Offered releases per client, newest package per release, grouped by
 /// major version on one line each.
 pub fn format_offers(client: &str, offers: &[Offer]) -> String {
@@ -73,8 +105,8 @@ pub fn format_offers(client: &str, offers: &[Offer]) -> String {
 }
 
 /// Rows as left-aligned columns, two spaces apart.
-pub(crate) fn columns(rows: &[[String; 5]]) -> String {
-    let mut widths = [0usize; 5];
+pub(crate) fn columns<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
