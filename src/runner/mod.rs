@@ -53,6 +53,9 @@ pub trait ClientWork: Send {
     /// implementation leaves the connection ready for the next event (it
     /// rolls back an open transaction).
     fn event(&mut self, conn: &mut dyn Conn) -> Result<Done, DbError>;
+    /// Called once, before the first measured event (the warm-up is
+    /// over): a workload that counts more than the runner does starts here.
+    fn measuring(&mut self) {}
 }
 
 /// How long and with how many clients a step runs.
