@@ -226,6 +226,19 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
+    /// Run a workload file instead of a suite: a TOML file (see
+    /// workloads/README.md) or a shipped one (tpcb-like, simple-update,
+    /// select-only: pgbench's built-ins).
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<String>,
+    /// Override a param of the workload file (scale=10), repeatable.
+    #[arg(long = "workload-param", value_name = "NAME=VALUE")]
+    pub workload_params: Vec<String>,
+    /// Tries per transaction of a workload file on a retryable error
+    /// (serialization failure, deadlock), as pgbench's --max-tries;
+    /// overrides the file's [retry] max_tries.
+    #[arg(long, value_name = "N")]
+    pub max_tries: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -276,7 +289,9 @@ impl RunArgs {
     pub fn plan_input(&self, command_line: String) -> PlanInput {
         PlanInput {
             suite: self.suite.clone().unwrap_or_else(|| {
-                if self.tests.iter().any(|t| !t.trim().is_empty()) {
+                if self.workload.is_some() {
+                    "workload".to_string()
+                } else if self.tests.iter().any(|t| !t.trim().is_empty()) {
                     "sysbench".to_string()
                 } else {
                     "all".to_string()
@@ -313,6 +328,9 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
+            workload: self.workload.clone(),
+            workload_params: self.workload_params.clone(),
+            max_tries: self.max_tries,
         }
     }
 }
@@ -342,6 +360,9 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "mysql_charset",
         "reuse_tables",
         "drop_existing",
+        "workload",
+        "workload_params",
+        "max_tries",
     ],
 ];
 

@@ -76,6 +76,8 @@ pub struct Plan {
     pub devices: Vec<String>,
     /// Profile the server's CPU during each step (`--cpu-profile`).
     pub cpu_profile: bool,
+    /// The checked workload file of `--workload` (suite `workload`).
+    pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
     pub interleave: interleave::Interleave,
     /// Smallest change the end-of-run report's verdicts report.
@@ -132,6 +134,54 @@ pub struct PlanInput {
     pub devices: Vec<String>,
     /// `--cpu-profile`: profile the server during each step.
     pub cpu_profile: bool,
+    /// `--workload`: a workload file's path or a shipped name (tpcb-like).
+    pub workload: Option<String>,
+    /// `--workload-param NAME=VALUE`: overrides of the file's params.
+    pub workload_params: Vec<String>,
+    /// `--max-tries`: overrides the file's retry rule.
+    pub max_tries: Option<u32>,
+}
+
+/// The workload file of `--workload`, checked against every target's
+/// family; `None` for the built-in suites.
+fn workload_file(
+    input: &PlanInput,
+    suite: Suite,
+    targets: &[TargetPlan],
+) -> Result<Option<crate::workload::file::Workload>, String> {
+    use crate::db::Dialect;
+    let Some(spec) = &input.workload else {
+        if suite == Suite::Workload {
+            return Err("suite workload needs a file: pass --workload FILE (or tpcb-like, simple-update, select-only)".into());
+        }
+        return Ok(None);
+    };
+    if suite != Suite::Workload {
+        return Err(format!(
+            "--workload runs a workload file, not suite {}: drop --suite or --tests",
+            suite.as_str()
+        ));
+    }
+    let mut w = crate::workload::file::load(spec, &input.workload_params)?;
+    if let Some(n) = input.max_tries {
+        if n == 0 {
+            return Err("--max-tries 0: give 1 (no retry) or more".into());
+        }
+        w.retry.max_tries = n;
+    }
+    let mut dialects: Vec<Dialect> = targets
+        .iter()
+        .map(|t| match t.spec {
+            TargetSpec::ManagedPostgres { .. } | TargetSpec::ExternalPostgres { .. } => {
+                Dialect::Postgres
+            }
+            TargetSpec::ManagedMysql { .. } | TargetSpec::ExternalMysql { .. } => Dialect::Mysql,
+            TargetSpec::Sqlite { .. } => Dialect::Sqlite,
+        })
+        .collect();
+    dialects.dedup();
+    w.check_families(&dialects)?;
+    Ok(Some(w))
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -207,9 +257,10 @@ impl Plan {
                 own_settings: own,
             });
         }
-        if suite.runs_sysbench() {
+        if suite.runs_sysbench() || suite == Suite::Workload {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
+        let workload = workload_file(&input, suite, &targets)?;
         let sizing_kind = if input.sizing.is_empty() {
             Sizing::Cached
         } else {
@@ -222,6 +273,7 @@ impl Plan {
             Suite::Sysbench => sysbench_bytes,
             Suite::Ibench => ibench_bytes,
             Suite::All => sysbench_bytes + ibench_bytes,
+            Suite::Workload => 0,
         };
         let sizing = sizing::choose(
             sizing_kind,
@@ -309,6 +361,7 @@ impl Plan {
             client_cpus,
             devices,
             cpu_profile: input.cpu_profile,
+            workload,
             suite,
             profile,
             targets,

@@ -247,7 +247,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     for c in columns {
         for s in &c.target.steps {
             if (s.info.reported || super::model::is_pre(&s.info.name))
-                && s.info.suite == "sysbench"
+                && (s.info.suite == "sysbench" || s.info.suite == "workload")
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
             {

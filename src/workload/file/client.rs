@@ -49,7 +49,11 @@ impl Compiled {
             let mut out = Vec::new();
             for s in &tx.statements {
                 let text = s.sql.for_dialect(dialect).ok_or_else(|| {
-                    format!("transaction '{}' has a statement without SQL for {}", tx.name, dialect::family(dialect))
+                    format!(
+                        "transaction '{}' has a statement without SQL for {}",
+                        tx.name,
+                        dialect::family(dialect)
+                    )
                 })?;
                 let rendered = dialect::render(text, dialect)?;
                 let args = rendered
@@ -57,17 +61,27 @@ impl Compiled {
                     .iter()
                     .map(|p| match vars.iter().position(|v| v == p) {
                         Some(i) => Ok(Arg::Var(i)),
-                        None => workload.param(p).map(Arg::Const).ok_or_else(|| format!(":{p} is not set")),
+                        None => workload
+                            .param(p)
+                            .map(Arg::Const)
+                            .ok_or_else(|| format!(":{p} is not set")),
                     })
                     .collect::<Result<Vec<_>, String>>()?;
-                let into = s.into.as_ref().map(|v| match vars.iter().position(|x| x == v) {
-                    Some(i) => i,
-                    None => {
-                        vars.push(v.clone());
-                        vars.len() - 1
-                    }
+                let into = s
+                    .into
+                    .as_ref()
+                    .map(|v| match vars.iter().position(|x| x == v) {
+                        Some(i) => i,
+                        None => {
+                            vars.push(v.clone());
+                            vars.len() - 1
+                        }
+                    });
+                out.push(CompiledStatement {
+                    rendered,
+                    args,
+                    into,
                 });
-                out.push(CompiledStatement { rendered, args, into });
             }
             statements.push(out);
         }
@@ -79,7 +93,12 @@ impl Compiled {
                 Some(*sum)
             })
             .collect();
-        Ok(Compiled { workload, dialect, statements, cumulative })
+        Ok(Compiled {
+            workload,
+            dialect,
+            statements,
+            cumulative,
+        })
     }
 
     /// Slots per client in a [`Tally`]: transactions, then retries and
@@ -98,7 +117,12 @@ pub struct Tally {
 impl Tally {
     pub fn new(compiled: &Compiled, clients: u32) -> Tally {
         let width = compiled.tally_width();
-        Tally { width, slots: (0..width * clients as usize).map(|_| AtomicU64::new(0)).collect() }
+        Tally {
+            width,
+            slots: (0..width * clients as usize)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
     }
 
     fn add(&self, client: u32, slot: usize) {
@@ -106,7 +130,12 @@ impl Tally {
     }
 
     fn sum(&self, slot: usize) -> u64 {
-        self.slots.iter().skip(slot).step_by(self.width).map(|a| a.load(Ordering::Relaxed)).sum()
+        self.slots
+            .iter()
+            .skip(slot)
+            .step_by(self.width)
+            .map(|a| a.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The step's counts as stored with it: transactions by name, retries
@@ -147,7 +176,13 @@ pub struct WorkloadClient {
 
 impl WorkloadClient {
     /// Client `client` of `clients`, its random streams seeded from `seed`.
-    pub fn new(compiled: Arc<Compiled>, tally: Arc<Tally>, seed: u64, client: u32, clients: u32) -> Result<WorkloadClient, String> {
+    pub fn new(
+        compiled: Arc<Compiled>,
+        tally: Arc<Tally>,
+        seed: u64,
+        client: u32,
+        clients: u32,
+    ) -> Result<WorkloadClient, String> {
         let w = &compiled.workload;
         let params = |n: &str| w.param(n);
         let mut gens = Vec::new();
@@ -156,14 +191,30 @@ impl WorkloadClient {
             let g = tx
                 .set
                 .iter()
-                .map(|(name, spec)| spec.build(&params, stream_seed(seed, &format!("{}/{}/{name}", w.name, tx.name), client), client, clients))
+                .map(|(name, spec)| {
+                    spec.build(
+                        &params,
+                        stream_seed(seed, &format!("{}/{}/{name}", w.name, tx.name), client),
+                        client,
+                        clients,
+                    )
+                })
                 .collect::<Result<Vec<_>, String>>()?;
-            let slots = compiled.statements[t].iter().filter_map(|s| s.into).max().map_or(0, |m| m + 1).max(g.len());
+            let slots = compiled.statements[t]
+                .iter()
+                .filter_map(|s| s.into)
+                .max()
+                .map_or(0, |m| m + 1)
+                .max(g.len());
             vars.push(vec![Value::Int(0); slots]);
             gens.push(g);
         }
         Ok(WorkloadClient {
-            pick: KeyGen::new(stream_seed(seed, &format!("{}/pick", w.name), client), KeyDist::Uniform, 1),
+            pick: KeyGen::new(
+                stream_seed(seed, &format!("{}/pick", w.name), client),
+                KeyDist::Uniform,
+                1,
+            ),
             prepared: Vec::new(),
             compiled,
             tally,
@@ -177,7 +228,9 @@ impl WorkloadClient {
 
     fn choose(&mut self) -> usize {
         let c = &self.compiled.cumulative;
-        let r = self.pick.uniform(1, *c.last().expect("a transaction") as i64) as u64;
+        let r = self
+            .pick
+            .uniform(1, *c.last().expect("a transaction") as i64) as u64;
         c.iter().position(|&s| r <= s).expect("within the sum")
     }
 
@@ -198,13 +251,17 @@ impl WorkloadClient {
                     self.literal.push_str(piece);
                     if let Some(a) = s.args.get(k) {
                         match (a, value(a)) {
-                            (Arg::Const(c), _) | (_, Value::Int(c)) => self.literal.push_str(&c.to_string()),
+                            (Arg::Const(c), _) | (_, Value::Int(c)) => {
+                                self.literal.push_str(&c.to_string())
+                            }
                             (_, Value::Text(t)) => {
                                 self.literal.push('\'');
                                 for ch in t.chars() {
                                     match ch {
                                         '\'' => self.literal.push_str("''"),
-                                        '\\' if compiled.dialect == Dialect::Mysql => self.literal.push_str("\\\\"),
+                                        '\\' if compiled.dialect == Dialect::Mysql => {
+                                            self.literal.push_str("\\\\")
+                                        }
                                         c => self.literal.push(c),
                                     }
                                 }
@@ -216,9 +273,20 @@ impl WorkloadClient {
                 let result = conn.query_text(&self.literal)?;
                 rows += result.len() as u64;
                 let got = crate::db::first_value(result).ok_or_else(|| {
-                    DbError::new(ErrorKind::Other, "", format!("statement {} of transaction '{}' returned no value for into", i + 1, compiled.workload.transactions[t].name))
+                    DbError::new(
+                        ErrorKind::Other,
+                        "",
+                        format!(
+                            "statement {} of transaction '{}' returned no value for into",
+                            i + 1,
+                            compiled.workload.transactions[t].name
+                        ),
+                    )
                 })?;
-                self.vars[t][slot] = got.parse::<i64>().map(Value::Int).unwrap_or(Value::Text(got));
+                self.vars[t][slot] = got
+                    .parse::<i64>()
+                    .map(Value::Int)
+                    .unwrap_or(Value::Text(got));
             } else if let Some(id) = self.prepared[t][i] {
                 let params: Vec<Param<'_>> = s
                     .args
@@ -270,7 +338,8 @@ impl ClientWork for WorkloadClient {
             move |n: &str| w.param(n)
         };
         for (g, v) in self.gens[t].iter_mut().zip(self.vars[t].iter_mut()) {
-            g.draw(v, &params).map_err(|e| DbError::new(ErrorKind::Other, "", e))?;
+            g.draw(v, &params)
+                .map_err(|e| DbError::new(ErrorKind::Other, "", e))?;
         }
         let retry = &self.compiled.workload.retry;
         let (max_tries, width) = (retry.max_tries, self.compiled.workload.transactions.len());
@@ -294,11 +363,16 @@ impl ClientWork for WorkloadClient {
                     }
                     let class = ErrorClass::of(&e);
                     let pos = class.and_then(|c| ErrorClass::ALL.iter().position(|x| *x == c));
-                    let retried = class.is_some_and(|c| self.compiled.workload.retry.on.contains(&c));
+                    let retried =
+                        class.is_some_and(|c| self.compiled.workload.retry.on.contains(&c));
                     if let Some(p) = pos
                         && self.measuring
                     {
-                        let slot = if retried && tries < max_tries { width + p } else { width + ErrorClass::ALL.len() + p };
+                        let slot = if retried && tries < max_tries {
+                            width + p
+                        } else {
+                            width + ErrorClass::ALL.len() + p
+                        };
                         self.tally.add(self.client, slot);
                     }
                     if retried && tries < max_tries {

@@ -48,13 +48,24 @@ pub fn create_and_load(
         let mut gens = t
             .columns
             .iter()
-            .map(|(c, spec)| spec.build(&params, stream_seed(seed, &format!("{}/load/{}/{c}", w.name, t.name), 0), 0, 1))
+            .map(|(c, spec)| {
+                spec.build(
+                    &params,
+                    stream_seed(seed, &format!("{}/load/{}/{c}", w.name, t.name), 0),
+                    0,
+                    1,
+                )
+            })
             .collect::<Result<Vec<_>, String>>()
             .map_err(anyhow::Error::msg)?;
         let head = format!(
             "INSERT INTO {} ({}) VALUES ",
             t.name,
-            t.columns.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", ")
+            t.columns
+                .iter()
+                .map(|(c, _)| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let mut value = Value::Int(0);
         let mut row = 1i64;
@@ -67,8 +78,10 @@ pub fn create_and_load(
             for r in row..=end {
                 sql.push_str(if r == row { "(" } else { ", (" });
                 for (i, g) in gens.iter_mut().enumerate() {
-                    g.draw(&mut value, &|n| if n == "row" { Some(r) } else { w.param(n) })
-                        .map_err(anyhow::Error::msg)?;
+                    g.draw(&mut value, &|n| {
+                        if n == "row" { Some(r) } else { w.param(n) }
+                    })
+                    .map_err(anyhow::Error::msg)?;
                     if i > 0 {
                         sql.push_str(", ");
                     }
@@ -102,9 +115,15 @@ pub fn create_and_load(
 fn exists(conn: &mut dyn Conn, d: Dialect, name: &str) -> anyhow::Result<bool> {
     let quoted = name.replace('\'', "''");
     let sql = match d {
-        Dialect::Postgres => format!("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '{quoted}'"),
-        Dialect::Mysql => format!("SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{quoted}'"),
-        Dialect::Sqlite => format!("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{quoted}'"),
+        Dialect::Postgres => format!(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '{quoted}'"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{quoted}'"
+        ),
+        Dialect::Sqlite => {
+            format!("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{quoted}'")
+        }
     };
     Ok(!conn.query_text(&sql)?.is_empty())
 }

@@ -11,9 +11,9 @@
 pub mod client;
 pub mod dialect;
 pub mod expr;
-pub mod values;
 pub mod load;
 mod raw;
+pub mod values;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,9 +25,18 @@ use values::GenSpec;
 
 /// The workload files tidemark ships, by name: pgbench's built-in scripts.
 pub const SHIPPED: [(&str, &str); 3] = [
-    ("tpcb-like", include_str!("../../../workloads/pgbench/tpcb-like.toml")),
-    ("simple-update", include_str!("../../../workloads/pgbench/simple-update.toml")),
-    ("select-only", include_str!("../../../workloads/pgbench/select-only.toml")),
+    (
+        "tpcb-like",
+        include_str!("../../../workloads/pgbench/tpcb-like.toml"),
+    ),
+    (
+        "simple-update",
+        include_str!("../../../workloads/pgbench/simple-update.toml"),
+    ),
+    (
+        "select-only",
+        include_str!("../../../workloads/pgbench/select-only.toml"),
+    ),
 ];
 
 /// SQL with an optional variant per family.
@@ -44,7 +53,9 @@ pub struct Sql {
 impl Sql {
     /// The text `d` runs, `None` when the file gives none for it.
     pub fn for_dialect(&self, d: Dialect) -> Option<&str> {
-        self.variants[slot(d)].as_deref().or(self.generic.as_deref())
+        self.variants[slot(d)]
+            .as_deref()
+            .or(self.generic.as_deref())
     }
 }
 
@@ -102,7 +113,11 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 3] = [ErrorClass::Serialization, ErrorClass::Deadlock, ErrorClass::Busy];
+    pub const ALL: [ErrorClass; 3] = [
+        ErrorClass::Serialization,
+        ErrorClass::Deadlock,
+        ErrorClass::Busy,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -178,14 +193,21 @@ pub fn parse(source: &str, text: &str, overrides: &[String]) -> Result<Workload,
     };
     let raw: raw::File = toml::from_str(text).map_err(|e| {
         let msg = e.message().lines().next().unwrap_or("").trim().to_string();
-        format!("{}: {msg}: fix the TOML there (see workloads/README.md for the format)", at(e.span()))
+        format!(
+            "{}: {msg}: fix the TOML there (see workloads/README.md for the format)",
+            at(e.span())
+        )
     })?;
     raw::compile(raw, source, text, overrides)
 }
 
 /// 1-based line of byte `offset` in `text`.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
 }
 
 impl Workload {
@@ -213,7 +235,10 @@ impl Workload {
             }
             for tx in &self.transactions {
                 for (i, s) in tx.statements.iter().enumerate() {
-                    check(&s.sql, &format!("statement {} of transaction '{}'", i + 1, tx.name))?;
+                    check(
+                        &s.sql,
+                        &format!("statement {} of transaction '{}'", i + 1, tx.name),
+                    )?;
                 }
             }
         }

@@ -89,12 +89,15 @@ pub(super) fn compile(
 ) -> Result<Workload, String> {
     let line = |s: &std::ops::Range<usize>| line_of(text, s.start);
     let err = |l: usize, msg: String| format!("{source}:{l}: {msg}");
-    let mut params: BTreeMap<String, i64> =
-        f.params.iter().map(|(k, v)| (k.clone(), *v.get_ref())).collect();
+    let mut params: BTreeMap<String, i64> = f
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), *v.get_ref()))
+        .collect();
     for o in overrides {
-        let (k, v) = o.split_once('=').ok_or_else(|| {
-            format!("--workload-param {o}: write NAME=VALUE, as in scale=10")
-        })?;
+        let (k, v) = o
+            .split_once('=')
+            .ok_or_else(|| format!("--workload-param {o}: write NAME=VALUE, as in scale=10"))?;
         let k = k.trim();
         if !params.contains_key(k) {
             return Err(format!(
@@ -115,20 +118,27 @@ pub(super) fn compile(
             if !allowed(&n) {
                 return Err(err(
                     l,
-                    format!("{what}: unknown name '{n}': declare it under [params] (have: {})", params.keys().cloned().collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "{what}: unknown name '{n}': declare it under [params] (have: {})",
+                        params.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
                 ));
             }
         }
         // Bounds must evaluate now (a load value may read `row`).
         if !spec.names().iter().any(|n| n == "row") {
-            spec.build(&lookup, 0, 0, 1).map_err(|e| err(l, format!("{what}: {e}")))?;
+            spec.build(&lookup, 0, 0, 1)
+                .map_err(|e| err(l, format!("{what}: {e}")))?;
         }
         Ok(spec)
     };
     let sql = |r: [&Option<Text>; 4], l: usize, what: &str| -> Result<Sql, String> {
         let s = |t: &Option<Text>| t.as_ref().map(|t| t.get_ref().clone());
         if r.iter().all(|t| t.is_none()) {
-            return Err(err(l, format!("{what} has no SQL: add sql = \"…\" (or postgres/mysql/sqlite = \"…\")")));
+            return Err(err(
+                l,
+                format!("{what} has no SQL: add sql = \"…\" (or postgres/mysql/sqlite = \"…\")"),
+            ));
         }
         let first = r
             .into_iter()
@@ -155,23 +165,38 @@ pub(super) fn compile(
                     RawNumber::Expr(s) => Expr::parse(s)
                         .map_err(|e| err(line(&r.span()), format!("rows of table {name}: {e}")))?,
                 };
-                let n = e
-                    .eval(&lookup)
-                    .map_err(|e| err(line(&r.span()), format!("rows of table {name}: {e}: declare it under [params]")))?;
+                let n = e.eval(&lookup).map_err(|e| {
+                    err(
+                        line(&r.span()),
+                        format!("rows of table {name}: {e}: declare it under [params]"),
+                    )
+                })?;
                 if n < 0 {
-                    return Err(err(line(&r.span()), format!("rows of table {name} is {n}: give zero or more")));
+                    return Err(err(
+                        line(&r.span()),
+                        format!("rows of table {name} is {n}: give zero or more"),
+                    ));
                 }
                 Some(e)
             }
         };
         if rows.is_some() && t.columns.is_empty() {
-            return Err(err(l, format!("table {name} has rows but no columns: add [table.columns] with a value per column")));
+            return Err(err(
+                l,
+                format!(
+                    "table {name} has rows but no columns: add [table.columns] with a value per column"
+                ),
+            ));
         }
         let columns = t
             .columns
             .iter()
             .map(|(c, v)| {
-                let spec = value(v, &|n| n == "row" || params.contains_key(n), &format!("column {c} of table {name}"))?;
+                let spec = value(
+                    v,
+                    &|n| n == "row" || params.contains_key(n),
+                    &format!("column {c} of table {name}"),
+                )?;
                 Ok((c.clone(), spec))
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -185,7 +210,11 @@ pub(super) fn compile(
             })
             .collect();
         tables.push(Table {
-            create: sql([&t.sql, &t.postgres, &t.mysql, &t.sqlite], l, &format!("table {name}"))?,
+            create: sql(
+                [&t.sql, &t.postgres, &t.mysql, &t.sqlite],
+                l,
+                &format!("table {name}"),
+            )?,
             name,
             after_load,
             rows,
@@ -204,31 +233,64 @@ pub(super) fn compile(
         let l = line(&t.name.span());
         let name = t.name.get_ref().clone();
         if transactions.iter().any(|x: &Transaction| x.name == name) {
-            return Err(err(l, format!("a second transaction named '{name}': give each its own name")));
+            return Err(err(
+                l,
+                format!("a second transaction named '{name}': give each its own name"),
+            ));
         }
         let weight = match &t.weight {
             None => 1,
             Some(w) => u32::try_from(*w.get_ref())
                 .ok()
                 .filter(|w| *w > 0)
-                .ok_or_else(|| err(line(&w.span()), format!("weight {} of transaction '{name}': give a whole number from 1 up", w.get_ref())))?,
+                .ok_or_else(|| {
+                    err(
+                        line(&w.span()),
+                        format!(
+                            "weight {} of transaction '{name}': give a whole number from 1 up",
+                            w.get_ref()
+                        ),
+                    )
+                })?,
         };
         let set = t
             .set
             .iter()
-            .map(|(v, g)| Ok((v.clone(), value(g, &|n| params.contains_key(n), &format!("{v} of transaction '{name}'"))?)))
+            .map(|(v, g)| {
+                Ok((
+                    v.clone(),
+                    value(
+                        g,
+                        &|n| params.contains_key(n),
+                        &format!("{v} of transaction '{name}'"),
+                    )?,
+                ))
+            })
             .collect::<Result<Vec<_>, String>>()?;
         let mut known: Vec<String> = set.iter().map(|(n, _)| n.clone()).collect();
         known.extend(params.keys().cloned());
         if t.statements.is_empty() {
-            return Err(err(l, format!("transaction '{name}' has no statements: add [[transaction.statement]] entries")));
+            return Err(err(
+                l,
+                format!(
+                    "transaction '{name}' has no statements: add [[transaction.statement]] entries"
+                ),
+            ));
         }
         let mut statements = Vec::new();
         for (i, s) in t.statements.iter().enumerate() {
             let what = format!("statement {} of transaction '{name}'", i + 1);
             let r = s.get_ref();
-            let compiled = sql([&r.sql, &r.postgres, &r.mysql, &r.sqlite], line(&s.span()), &what)?;
-            for text in compiled.generic.iter().chain(compiled.variants.iter().flatten()) {
+            let compiled = sql(
+                [&r.sql, &r.postgres, &r.mysql, &r.sqlite],
+                line(&s.span()),
+                &what,
+            )?;
+            for text in compiled
+                .generic
+                .iter()
+                .chain(compiled.variants.iter().flatten())
+            {
                 let r = super::dialect::render(text, crate::db::Dialect::Postgres)
                     .or_else(|_| super::dialect::render(text, crate::db::Dialect::Mysql))
                     .or_else(|_| super::dialect::render(text, crate::db::Dialect::Sqlite));
@@ -236,14 +298,19 @@ pub(super) fn compile(
                 if let Some(p) = r.params.iter().find(|p| !known.contains(p)) {
                     return Err(err(
                         compiled.line,
-                        format!("{what} uses :{p}, which is not set: add {p} = \"uniform(…)\" to [transaction.set] or into = \"{p}\" to an earlier statement"),
+                        format!(
+                            "{what} uses :{p}, which is not set: add {p} = \"uniform(…)\" to [transaction.set] or into = \"{p}\" to an earlier statement"
+                        ),
                     ));
                 }
             }
             if let Some(v) = &s.get_ref().into {
                 known.push(v.clone());
             }
-            statements.push(Statement { sql: compiled, into: s.get_ref().into.clone() });
+            statements.push(Statement {
+                sql: compiled,
+                into: s.get_ref().into.clone(),
+            });
         }
         transactions.push(Transaction {
             name,
@@ -254,7 +321,10 @@ pub(super) fn compile(
         });
     }
     let retry = match &f.retry {
-        None => RetryRules { max_tries: 1, on: vec![ErrorClass::Serialization, ErrorClass::Deadlock] },
+        None => RetryRules {
+            max_tries: 1,
+            on: vec![ErrorClass::Serialization, ErrorClass::Deadlock],
+        },
         Some(r) => {
             let on = if r.on.is_empty() {
                 vec![ErrorClass::Serialization, ErrorClass::Deadlock]
@@ -262,12 +332,21 @@ pub(super) fn compile(
                 r.on.iter()
                     .map(|c| {
                         ErrorClass::parse(c.get_ref()).ok_or_else(|| {
-                            err(line(&c.span()), format!("unknown error class '{}': use serialization, deadlock or busy", c.get_ref()))
+                            err(
+                                line(&c.span()),
+                                format!(
+                                    "unknown error class '{}': use serialization, deadlock or busy",
+                                    c.get_ref()
+                                ),
+                            )
                         })
                     })
                     .collect::<Result<Vec<_>, String>>()?
             };
-            RetryRules { max_tries: r.max_tries.unwrap_or(1).max(1), on }
+            RetryRules {
+                max_tries: r.max_tries.unwrap_or(1).max(1),
+                on,
+            }
         }
     };
     Ok(Workload {

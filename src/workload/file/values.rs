@@ -92,7 +92,11 @@ impl GenSpec {
             "string" => {
                 want(1, 2, "(length) or (min_length, max_length)")?;
                 let lo = expr(0)?;
-                let hi = if args.len() == 2 { expr(1)? } else { lo.clone() };
+                let hi = if args.len() == 2 {
+                    expr(1)?
+                } else {
+                    lo.clone()
+                };
                 GenSpec::Str(lo, hi)
             }
             other => {
@@ -134,7 +138,9 @@ impl GenSpec {
         let bounds = |a: &Expr, b: &Expr| -> Result<(i64, i64), String> {
             let (lo, hi) = (a.eval(params)?, b.eval(params)?);
             if hi < lo {
-                return Err(format!("bounds {lo}..{hi}: the upper bound is below the lower"));
+                return Err(format!(
+                    "bounds {lo}..{hi}: the upper bound is below the lower"
+                ));
             }
             Ok((lo, hi))
         };
@@ -216,11 +222,33 @@ pub enum Value {
 
 /// A generator ready to draw, owned by one client (or the loader).
 pub enum Gen {
-    Uniform { lo: i64, hi: i64, rng: KeyGen },
-    Zipfian { lo: i64, n: u64, rng: KeyGen },
-    Gaussian { lo: i64, hi: i64, param: f64, rng: KeyGen },
-    Sequential { lo: i64, n: u64, next: u64, step: u64 },
-    Str { lo: i64, hi: i64, rng: KeyGen },
+    Uniform {
+        lo: i64,
+        hi: i64,
+        rng: KeyGen,
+    },
+    Zipfian {
+        lo: i64,
+        n: u64,
+        rng: KeyGen,
+    },
+    Gaussian {
+        lo: i64,
+        hi: i64,
+        param: f64,
+        rng: KeyGen,
+    },
+    Sequential {
+        lo: i64,
+        n: u64,
+        next: u64,
+        step: u64,
+    },
+    Str {
+        lo: i64,
+        hi: i64,
+        rng: KeyGen,
+    },
     Text(String),
     /// An expression of the params and `row`.
     Expr(Expr),
@@ -231,7 +259,11 @@ const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 impl Gen {
     /// Draws the next value into `out`; `names` resolves an expression's
     /// names (params, `row`).
-    pub fn draw(&mut self, out: &mut Value, names: &dyn Fn(&str) -> Option<i64>) -> Result<(), String> {
+    pub fn draw(
+        &mut self,
+        out: &mut Value,
+        names: &dyn Fn(&str) -> Option<i64>,
+    ) -> Result<(), String> {
         let int = match self {
             Gen::Uniform { lo, hi, rng } => rng.uniform(*lo, *hi),
             Gen::Zipfian { lo, n, rng } => *lo + rng.key(*n) - 1,
@@ -298,13 +330,24 @@ mod tests {
 
     #[test]
     fn generators_stay_in_their_bounds() {
-        for text in ["uniform(1, 10)", "zipfian(1, 10, 0.9)", "gaussian(1, 10, 2.5)"] {
+        for text in [
+            "uniform(1, 10)",
+            "zipfian(1, 10, 0.9)",
+            "gaussian(1, 10, 2.5)",
+        ] {
             let d = draws(text, 2000);
             assert!(d.iter().all(|v| (1..=10).contains(v)), "{text}: {d:?}");
-            assert!(d.iter().any(|v| *v == 1) && d.iter().any(|v| *v == 10), "{text}");
+            assert!(
+                d.iter().any(|v| *v == 1) && d.iter().any(|v| *v == 10),
+                "{text}"
+            );
         }
         assert_eq!(draws("sequential(5, 7)", 5), vec![5, 6, 7, 5, 6]);
-        assert!(draws("string(3, 5)", 100).iter().all(|l| (3..=5).contains(l)));
+        assert!(
+            draws("string(3, 5)", 100)
+                .iter()
+                .all(|l| (3..=5).contains(l))
+        );
         assert_eq!(draws("2 * scale + 1", 1), vec![3]);
     }
 
@@ -312,18 +355,38 @@ mod tests {
     fn zipfian_prefers_low_keys_and_gaussian_the_middle() {
         let z = draws("zipfian(1, 1000)", 20_000);
         let low = z.iter().filter(|v| **v <= 10).count();
-        assert!(low > 20_000 / 10, "zipfian: only {low} of 20000 in the first 1 %");
+        assert!(
+            low > 20_000 / 10,
+            "zipfian: only {low} of 20000 in the first 1 %"
+        );
         let g = draws("gaussian(1, 1000, 4)", 20_000);
         let mid = g.iter().filter(|v| (376..=625).contains(*v)).count();
-        assert!(mid > 20_000 * 6 / 10, "gaussian: only {mid} in the middle quarter");
+        assert!(
+            mid > 20_000 * 6 / 10,
+            "gaussian: only {mid} in the middle quarter"
+        );
     }
 
     #[test]
     fn unknown_generators_and_bad_arguments_are_named() {
         let e = GenSpec::parse("random(1, 10)").unwrap_err();
-        assert!(e.contains("unknown generator 'random'") && e.contains("uniform"), "{e}");
-        assert!(GenSpec::parse("uniform(1)").unwrap_err().contains("(lo, hi)"));
-        assert!(GenSpec::parse("gaussian(1, 9, 1.5)").unwrap_err().contains("2.0 or more"));
-        assert_eq!(GenSpec::parse("'it''s'").unwrap(), GenSpec::Text("it's".into()));
+        assert!(
+            e.contains("unknown generator 'random'") && e.contains("uniform"),
+            "{e}"
+        );
+        assert!(
+            GenSpec::parse("uniform(1)")
+                .unwrap_err()
+                .contains("(lo, hi)")
+        );
+        assert!(
+            GenSpec::parse("gaussian(1, 9, 1.5)")
+                .unwrap_err()
+                .contains("2.0 or more")
+        );
+        assert_eq!(
+            GenSpec::parse("'it''s'").unwrap(),
+            GenSpec::Text("it's".into())
+        );
     }
 }
