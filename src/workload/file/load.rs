@@ -1,6 +1,6 @@
 //! Creating and loading a workload file's tables: each table's CREATE for
 //! the family, its rows from the column generators in multi-row INSERTs of
-//! literals (one transaction per batch), then its `after_load` statements.
+//! literals (each atomic on its own), then its `after_load` statements.
 //! A table that already exists is an error: tidemark never drops a table
 //! it did not create.
 
@@ -96,9 +96,7 @@ pub fn create_and_load(
                 }
                 sql.push(')');
             }
-            conn.execute_text("BEGIN")?;
             conn.execute_text(&sql)?;
-            conn.execute_text("COMMIT")?;
             done += end - row + 1;
             progress(done as u64, total as u64);
             row = end + 1;

@@ -1,0 +1,397 @@
+//! Workload files (`tidemark run --workload`) on real servers: two
+//! weighted transactions on PostgreSQL, MariaDB and SQLite (counts within
+//! binomial bounds, the report's own group), pgbench's tpcb-like against
+//! `pgbench -b tpcb-like` from pg_stat_statements, retries of
+//! serialization failures counted per class, and bad files refused in one
+//! line before any server starts.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::cli_runs::{export_json, fails_in_one_line};
+use common::{
+    PgConnector, assert_success, run_tidemark, scalar_i64, server_tempdir, start_pg, stderr,
+};
+use tidemark::db::{Conn, Connector};
+
+/// Two transactions, 3:1: a read that takes a value `into` a variable and
+/// uses it, and an upsert.
+const TWO: &str = r#"
+name = "two-tx"
+[params]
+keys = 1000
+
+[[table]]
+name = "wf_kv"
+sql = "CREATE TABLE wf_kv (k INT NOT NULL PRIMARY KEY, v {text(20)})"
+rows = "keys"
+columns = { k = "row", v = "string(5, 10)" }
+
+[[transaction]]
+name = "read"
+weight = 3
+set = { k = "zipfian(1, keys)" }
+[[transaction.statement]]
+sql = "SELECT v FROM wf_kv WHERE k = :k"
+into = "got"
+[[transaction.statement]]
+sql = "SELECT k FROM wf_kv WHERE v = :got LIMIT 1"
+
+[[transaction]]
+name = "write"
+weight = 1
+set = { k = "uniform(1, keys)", v = "string(8)" }
+[[transaction.statement]]
+sql = "INSERT INTO wf_kv (k, v) VALUES (:k, :v) {upsert(k; v)}"
+"#;
+
+/// The steps of the export's first run, per target label.
+fn steps_by_target(doc: &serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+    doc["runs"][0]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["label"].as_str().unwrap_or_default().to_string(),
+                t["steps"][0].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
+    let dir = server_tempdir();
+    let file = dir.path().join("two.toml");
+    std::fs::write(&file, TWO).unwrap();
+    let results = dir.path().join("results");
+    let db = dir.path().join("two.db");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        file.to_str().unwrap(),
+        "--target",
+        "pg@system",
+        "--target",
+        "mariadb@system",
+        "--target",
+        &format!("sqlite:{}", db.display()),
+        "--threads",
+        "2",
+        "--write-secs",
+        "2",
+        "--warmup-secs",
+        "0.5",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("workload file"),
+        "the summary has the group: {out}"
+    );
+
+    let doc = export_json(results.to_str().unwrap());
+    let steps = steps_by_target(&doc);
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert_eq!(doc["runs"][0]["suite"], "workload");
+    for (label, step) in &steps {
+        assert_eq!(step["group"], "workload", "{label}");
+        let m = &step["metrics"];
+        let read = m["transactions"]["read"].as_u64().unwrap();
+        let write = m["transactions"]["write"].as_u64().unwrap();
+        let n = read + write;
+        assert!(n > 100, "{label}: only {n} transactions");
+        assert_eq!(
+            n,
+            step["events"].as_u64().unwrap(),
+            "{label}: the tally is the runner's events"
+        );
+        // Statements: 2 per read, 1 per write.
+        assert_eq!(
+            2 * read + write,
+            step["statements"].as_u64().unwrap(),
+            "{label}"
+        );
+        // Binomial(n, 3/4): within 4.5 standard deviations (a false
+        // alarm about once in 150,000 runs).
+        let (mean, sd) = (n as f64 * 0.75, (n as f64 * 0.75 * 0.25).sqrt());
+        assert!(
+            (read as f64 - mean).abs() <= 4.5 * sd,
+            "{label}: {read} reads of {n}, expected {mean:.0} ± {:.0}",
+            4.5 * sd
+        );
+        assert_eq!(step["errors"], 0, "{label}: {step}");
+    }
+
+    let out_dir = dir.path().join("report");
+    let o = run_tidemark(&[
+        "report",
+        "--results",
+        results.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    let section = md
+        .split("### workload file")
+        .nth(1)
+        .expect("the report has the workload group");
+    assert!(section.contains("two-tx"), "{section}");
+}
+
+/// Per statement shape of database `db`: calls (from pg_stat_statements).
+fn calls_by_shape(conn: &mut dyn Conn, db: &str) -> BTreeMap<String, i64> {
+    conn.query_text(&format!(
+        "SELECT s.query, s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '{db}'"
+    ))
+    .unwrap()
+    .into_iter()
+    .map(|r| {
+        let q = r[0].clone().unwrap_or_default();
+        let shape = q.split_whitespace().collect::<Vec<_>>().join(" ");
+        (shape, r[1].as_deref().unwrap_or("0").parse().unwrap())
+    })
+    .collect()
+}
+
+#[test]
+fn tpcb_like_sends_the_statements_pgbench_sends() {
+    let dir = server_tempdir();
+    let mut server = start_pg(
+        dir.path(),
+        &[("shared_preload_libraries", "pg_stat_statements")],
+    );
+    let opts = server.connect_options();
+    let mut admin = PgConnector(opts.clone()).connect().unwrap();
+    admin
+        .execute_text("CREATE EXTENSION pg_stat_statements")
+        .unwrap();
+    admin.execute_text("CREATE DATABASE pgb").unwrap();
+    let url = common::pg_url(&opts);
+    let results = dir.path().join("results");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        "tpcb-like",
+        "--target",
+        &url,
+        "--threads",
+        "1",
+        "--write-secs",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc = export_json(results.to_str().unwrap());
+    let step = steps_by_target(&doc).into_values().next().unwrap();
+    let tx = step["metrics"]["transactions"]["tpcb-like"]
+        .as_i64()
+        .unwrap();
+    assert!(tx > 50, "only {tx} transactions");
+    // The loader's multi-row INSERTs are not the transaction's.
+    let per_tx = |calls: BTreeMap<String, i64>, n: i64| -> Vec<String> {
+        calls
+            .into_iter()
+            .filter(|(q, c)| *c == n && !q.contains("), ("))
+            .map(|(q, _)| q)
+            .collect()
+    };
+    let ours = per_tx(calls_by_shape(admin.as_mut(), &opts.dbname), tx);
+
+    let pgbench = server.binaries().bindir.join("pgbench");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(&pgbench)
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &opts.port.to_string(),
+                "-U",
+                &opts.user,
+            ])
+            .args(args)
+            .env("PGPASSWORD", opts.password.as_deref().unwrap_or_default())
+            .output()
+            .expect("pgbench runs (postgresql-client)");
+        assert!(o.status.success(), "pgbench {args:?}: {}", stderr(&o));
+    };
+    run(&["-i", "-s", "1", "-q", "pgb"]);
+    admin
+        .execute_text("SELECT pg_stat_statements_reset()")
+        .unwrap();
+    run(&["-b", "tpcb-like", "-t", "300", "-c", "1", "pgb"]);
+    let theirs = per_tx(calls_by_shape(admin.as_mut(), "pgb"), 300);
+    assert_eq!(theirs.len(), 7, "pgbench's tpcb-like: {theirs:#?}");
+    assert_eq!(
+        ours, theirs,
+        "tidemark sends each of pgbench's statements once per transaction, and no other"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn serialization_failures_are_retried_and_counted_by_class() {
+    let dir = server_tempdir();
+    let mut server = start_pg(dir.path(), &[]);
+    let url = common::pg_url(&server.connect_options());
+    let file = dir.path().join("hot.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "hot-row"
+[[table]]
+name = "wf_hot"
+sql = "CREATE TABLE wf_hot (id INT PRIMARY KEY, n INT)"
+rows = 1
+columns = { id = "row", n = "0" }
+[[transaction]]
+name = "bump"
+[[transaction.statement]]
+sql = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+[[transaction.statement]]
+sql = "SELECT n FROM wf_hot WHERE id = 1"
+into = "n"
+[[transaction.statement]]
+sql = "UPDATE wf_hot SET n = :n + 1 WHERE id = 1"
+[[transaction.statement]]
+sql = "COMMIT"
+[retry]
+max_tries = 2
+on = ["serialization"]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--threads",
+        "4",
+        "--write-secs",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--max-tries",
+        "50",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc = export_json(results.to_str().unwrap());
+    let step = steps_by_target(&doc).into_values().next().unwrap();
+    let m = &step["metrics"];
+    let retries = m["retries"]["serialization"].as_u64().unwrap();
+    assert!(
+        retries > 0,
+        "four clients on one row under REPEATABLE READ: {m}"
+    );
+    assert_eq!(m["retries"]["deadlock"], 0, "{m}");
+    let done = m["transactions"]["bump"].as_i64().unwrap();
+    let failed = m["failed"]["serialization"].as_i64().unwrap();
+    assert_eq!(
+        step["params"]["max_tries"], 50,
+        "--max-tries overrides the file"
+    );
+    // Every committed transaction added one, whether it was retried or not.
+    let mut conn = PgConnector(server.connect_options()).connect().unwrap();
+    let n = scalar_i64(conn.as_mut(), "SELECT n FROM wf_hot WHERE id = 1");
+    assert_eq!(n, done, "{m}");
+    assert!(failed <= done, "{m}");
+    server.stop().unwrap();
+}
+
+#[test]
+fn bad_workload_files_fail_in_one_line_before_any_server_starts() {
+    let dir = server_tempdir();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let syntax = write(
+        "syntax.toml",
+        &TWO.replace(
+            "[[transaction]]\nname = \"write\"",
+            "[[transaction]\nname = \"write\"",
+        ),
+    );
+    let line = TWO
+        .lines()
+        .position(|l| l.contains("name = \"write\""))
+        .unwrap();
+    let pareto = write(
+        "gen.toml",
+        &TWO.replace("uniform(1, keys)", "pareto(1, keys)"),
+    );
+    let gen_line = TWO
+        .lines()
+        .position(|l| l.contains("uniform(1, keys)"))
+        .unwrap()
+        + 1;
+    let conflict = write(
+        "conflict.toml",
+        &TWO.replace(
+            "{upsert(k; v)}",
+            "ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+        ),
+    );
+    let conflict_line = TWO.lines().position(|l| l.contains("{upsert")).unwrap() + 1;
+    let within = Duration::from_secs(5);
+    let run = |file: &str| {
+        vec![
+            "run".to_string(),
+            "--workload".into(),
+            file.into(),
+            "--target".into(),
+            "mariadb@system".into(),
+            "--results".into(),
+            dir.path().join("results").to_str().unwrap().into(),
+        ]
+    };
+    let args = run(&syntax);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_in_one_line(
+        &args,
+        &[&format!("{syntax}:{line}:"), "fix the TOML"],
+        within,
+    );
+    let args = run(&pareto);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_in_one_line(
+        &args,
+        &[
+            &format!("{pareto}:{gen_line}:"),
+            "unknown generator 'pareto'",
+            "uniform",
+        ],
+        within,
+    );
+    let args = run(&conflict);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_in_one_line(
+        &args,
+        &[
+            &format!("{conflict}:{conflict_line}:"),
+            "statement 1 of transaction 'write'",
+            "mysql cannot run ON CONFLICT",
+            "{upsert",
+        ],
+        within,
+    );
+    assert!(
+        !dir.path().join("results").join("servers").exists(),
+        "no server was set up"
+    );
+}
