@@ -12,6 +12,7 @@ use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
 mod store_verbs;
+mod workload_args;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
 use store_verbs::{copy_runs, history};
@@ -226,19 +227,8 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
-    /// Run a workload file instead of a suite: a TOML file (see
-    /// workloads/README.md) or a shipped one (tpcb-like, simple-update,
-    /// select-only: pgbench's built-ins).
-    #[arg(long, value_name = "FILE")]
-    pub workload: Option<String>,
-    /// Override a param of the workload file (scale=10), repeatable.
-    #[arg(long = "workload-param", value_name = "NAME=VALUE")]
-    pub workload_params: Vec<String>,
-    /// Tries per transaction of a workload file on a retryable error
-    /// (serialization failure, deadlock), as pgbench's --max-tries;
-    /// overrides the file's [retry] max_tries.
-    #[arg(long, value_name = "N")]
-    pub max_tries: Option<u32>,
+    #[command(flatten)]
+    pub workload: workload_args::WorkloadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -289,7 +279,7 @@ impl RunArgs {
     pub fn plan_input(&self, command_line: String) -> PlanInput {
         PlanInput {
             suite: self.suite.clone().unwrap_or_else(|| {
-                if self.workload.is_some() {
+                if self.workload.workload.is_some() {
                     "workload".to_string()
                 } else if self.tests.iter().any(|t| !t.trim().is_empty()) {
                     "sysbench".to_string()
@@ -328,9 +318,9 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
-            workload: self.workload.clone(),
-            workload_params: self.workload_params.clone(),
-            max_tries: self.max_tries,
+            workload: self.workload.workload.clone(),
+            workload_params: self.workload.workload_params.clone(),
+            max_tries: self.workload.max_tries,
         }
     }
 }

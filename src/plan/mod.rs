@@ -9,6 +9,7 @@ mod profile;
 mod sets;
 pub mod sizing;
 pub mod target;
+mod workload_file;
 
 use std::path::PathBuf;
 
@@ -142,48 +143,6 @@ pub struct PlanInput {
     pub max_tries: Option<u32>,
 }
 
-/// The workload file of `--workload`, checked against every target's
-/// family; `None` for the built-in suites.
-fn workload_file(
-    input: &PlanInput,
-    suite: Suite,
-    targets: &[TargetPlan],
-) -> Result<Option<crate::workload::file::Workload>, String> {
-    use crate::db::Dialect;
-    let Some(spec) = &input.workload else {
-        if suite == Suite::Workload {
-            return Err("suite workload needs a file: pass --workload FILE (or tpcb-like, simple-update, select-only)".into());
-        }
-        return Ok(None);
-    };
-    if suite != Suite::Workload {
-        return Err(format!(
-            "--workload runs a workload file, not suite {}: drop --suite or --tests",
-            suite.as_str()
-        ));
-    }
-    let mut w = crate::workload::file::load(spec, &input.workload_params)?;
-    if let Some(n) = input.max_tries {
-        if n == 0 {
-            return Err("--max-tries 0: give 1 (no retry) or more".into());
-        }
-        w.retry.max_tries = n;
-    }
-    let mut dialects: Vec<Dialect> = targets
-        .iter()
-        .map(|t| match t.spec {
-            TargetSpec::ManagedPostgres { .. } | TargetSpec::ExternalPostgres { .. } => {
-                Dialect::Postgres
-            }
-            TargetSpec::ManagedMysql { .. } | TargetSpec::ExternalMysql { .. } => Dialect::Mysql,
-            TargetSpec::Sqlite { .. } => Dialect::Sqlite,
-        })
-        .collect();
-    dialects.dedup();
-    w.check_families(&dialects)?;
-    Ok(Some(w))
-}
-
 /// The default target: a PostgreSQL server tidemark starts from the
 /// installed binaries.
 pub const DEFAULT_TARGET: &str = "pg@system";
@@ -260,7 +219,7 @@ impl Plan {
         if suite.runs_sysbench() || suite == Suite::Workload {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
-        let workload = workload_file(&input, suite, &targets)?;
+        let workload = workload_file::check(&input, suite, &targets)?;
         let sizing_kind = if input.sizing.is_empty() {
             Sizing::Cached
         } else {
