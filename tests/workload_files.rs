@@ -395,3 +395,39 @@ fn bad_workload_files_fail_in_one_line_before_any_server_starts() {
         "no server was set up"
     );
 }
+
+#[test]
+fn a_rate_paces_the_transactions_on_an_open_loop_schedule() {
+    let dir = server_tempdir();
+    let file = dir.path().join("paced.toml");
+    let paced = TWO.replace("name = \"two-tx\"", "name = \"paced\"\nrate = 100");
+    std::fs::write(&file, paced).unwrap();
+    let results = dir.path().join("results");
+    let db = dir.path().join("paced.db");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        file.to_str().unwrap(),
+        "--target",
+        &format!("sqlite:{}", db.display()),
+        "--threads",
+        "2",
+        "--write-secs",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc = export_json(results.to_str().unwrap());
+    let step = steps_by_target(&doc).into_values().next().unwrap();
+    let m = &step["metrics"]["transactions"];
+    let n = m["read"].as_u64().unwrap() + m["write"].as_u64().unwrap();
+    // 100 a second for 2 s (unpaced, SQLite runs thousands a second).
+    assert!(
+        (190..=204).contains(&n),
+        "{n} transactions at rate 100 for 2 s"
+    );
+    assert_eq!(step["params"]["rate"], 100.0);
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::cancelled;
 use super::step::StepContext;
 use crate::plan::Plan;
-use crate::runner::{ClientWork, StepPlan, run_step};
+use crate::runner::{ClientWork, StepPlan, run_step_paced};
 use crate::workload::file::client::{Compiled, Tally, WorkloadClient};
 use crate::workload::file::{Workload, load};
 use crate::workload::{Group, StepInfo};
@@ -74,6 +74,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         let tally = Arc::new(Tally::new(&compiled, threads));
         let seed = plan.sysbench.seed;
         let (c, t) = (Arc::clone(&compiled), Arc::clone(&tally));
+        let rate_per_client = w.rate.map(|r| r / f64::from(threads));
         ctx.measure(
             point as u32,
             counts.len(),
@@ -86,7 +87,8 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
                             .expect("bounds were checked when the file was read"),
                     )
                 };
-                let mut result = run_step(&step_plan, conn, &make, cancel, progress)?;
+                let mut result =
+                    run_step_paced(&step_plan, rate_per_client, conn, &make, cancel, progress)?;
                 result.metrics = Some(t.to_json(&c));
                 Ok(result)
             },

@@ -79,6 +79,20 @@ pub fn run_step(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
+    run_step_paced(plan, None, connector, make_work, cancel, on_progress)
+}
+
+/// [`run_step`] with each client's events started on an open-loop
+/// schedule of `rate_per_client` events a second (`None`: as fast as it
+/// can), as pgbench's `--rate` does.
+pub fn run_step_paced(
+    plan: &StepPlan,
+    rate_per_client: Option<f64>,
+    connector: &dyn Connector,
+    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<StepResult, DbError> {
     let threads = plan.threads.max(1);
     let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
     let handles: Vec<OnceLock<Thread>> = (0..threads).map(|_| OnceLock::new()).collect();
@@ -113,7 +127,7 @@ pub fn run_step(
                         deadline: Some(start + plan.warmup + plan.duration),
                         quota: None,
                         until_ended: None,
-                        pacer: None,
+                        pacer: rate_per_client.and_then(|r| pace::Pacer::new(start, r)),
                         gate: None,
                         wakes: &[],
                         peers,

@@ -163,6 +163,9 @@ pub struct Workload {
     pub tables: Vec<Table>,
     pub transactions: Vec<Transaction>,
     pub retry: RetryRules,
+    /// Transactions a second over all clients, started on an open-loop
+    /// schedule (pgbench's `--rate`); `None`: as fast as they go.
+    pub rate: Option<f64>,
 }
 
 /// Reads `spec` (a shipped name or a path), applies `overrides`
@@ -260,6 +263,7 @@ impl Workload {
             "weights": self.transactions.iter().map(|t| (t.name.clone(), t.weight)).collect::<BTreeMap<_, _>>(),
             "max_tries": self.retry.max_tries,
             "retry_on": self.retry.on,
+            "rate": self.rate,
         })
     }
 }

@@ -26,6 +26,7 @@ pub(super) struct File {
     #[serde(default, rename = "transaction")]
     transactions: Vec<RawTransaction>,
     retry: Option<RawRetry>,
+    rate: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -349,7 +350,25 @@ pub(super) fn compile(
             }
         }
     };
+    let rate = match &f.rate {
+        None => None,
+        Some(r) => {
+            let v = match r.get_ref() {
+                toml::Value::Integer(i) => *i as f64,
+                toml::Value::Float(x) => *x,
+                _ => f64::NAN,
+            };
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(err(
+                    line(&r.span()),
+                    "rate: give transactions per second over all clients, a number above 0".into(),
+                ));
+            }
+            Some(v)
+        }
+    };
     Ok(Workload {
+        rate,
         name: f.name.get_ref().clone(),
         source: source.to_string(),
         description: f.description,

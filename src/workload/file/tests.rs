@@ -152,6 +152,14 @@ fn overrides_and_retry_rules_are_checked() {
             on: vec![ErrorClass::Deadlock]
         }
     );
+    let paced = TWO.replace("name = \"two\"", "name = \"two\"\nrate = 250");
+    assert_eq!(parse("f", &paced, &[]).unwrap().rate, Some(250.0));
+    let bad_rate = TWO.replace("name = \"two\"", "name = \"two\"\nrate = -1");
+    assert!(
+        parse("f", &bad_rate, &[])
+            .unwrap_err()
+            .starts_with("f:3: rate:")
+    );
     let bad = format!("{TWO}\n[retry]\non = [\"timeout\"]\n");
     assert!(
         parse("f", &bad, &[])
