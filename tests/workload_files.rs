@@ -143,6 +143,15 @@ fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
         .nth(1)
         .expect("the report has the workload group");
     assert!(section.contains("two-tx"), "{section}");
+    assert!(
+        section.contains("Transactions (measured interval"),
+        "{section}"
+    );
+    for (label, step) in &steps {
+        let read = &step["metrics"]["transactions"]["read"];
+        let row = format!("| two-tx | {label} | read {read} (");
+        assert!(section.contains(&row), "{row} in {section}");
+    }
 }
 
 /// Per statement shape of database `db`: calls (from pg_stat_statements).
