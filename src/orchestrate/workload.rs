@@ -75,7 +75,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         let seed = plan.sysbench.seed;
         let (c, t) = (Arc::clone(&compiled), Arc::clone(&tally));
         let rate_per_client = w.rate.map(|r| r / f64::from(threads));
-        ctx.measure(
+        let result = ctx.measure(
             point as u32,
             counts.len(),
             &info,
@@ -93,6 +93,10 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
                 Ok(result)
             },
         )?;
+        if let Some(m) = &result.metrics {
+            ctx.view
+                .line(&format!("  {}", crate::report::workload::summary(m)));
+        }
     }
     Ok(())
 }
