@@ -60,7 +60,7 @@ impl Group {
 /// What the store keeps to identify a step and say what it was.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepInfo {
-    /// `sysbench` or `ibench`.
+    /// `sysbench`, `ibench` or `workload` (a workload file).
     pub suite: String,
     /// Unique name within the run, as the seeds write it
     /// (`random-points_range=10`, `point-query.pre_range=100`, `l.i1`).
