@@ -206,6 +206,14 @@ fn tpcb_like_sends_the_statements_pgbench_sends() {
         .as_i64()
         .unwrap();
     assert!(tx > 50, "only {tx} transactions");
+    assert_eq!(
+        scalar_i64(
+            admin.as_mut(),
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"
+        ),
+        0,
+        "the run drops the tables it created"
+    );
     // The loader's multi-row INSERTs are not the transaction's.
     // Every shape called at least half as often as there were
     // transactions must be called exactly once per transaction.
@@ -301,6 +309,7 @@ on = ["serialization"]
         "0",
         "--max-tries",
         "50",
+        "--keep-datadir",
         "--results",
         results.to_str().unwrap(),
     ]);

@@ -36,8 +36,35 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("suite workload without a workload file"))?;
     let connector = ctx.server.connector();
     let label = ctx.label.clone();
-    let keys = planned_keys(plan);
-    if keys.iter().any(|k| !ctx.is_measured(k)) {
+    let mut created = Vec::new();
+    let outcome = load_and_measure(plan, w, ctx, &mut created);
+    // The tables are this run's: dropped at the end (a repetition or a
+    // second run on an external server starts from a fresh load), kept
+    // with --keep-datadir.
+    if !created.is_empty() && !plan.keep_datadir {
+        let dropped = connector
+            .connect()
+            .map(|mut admin| load::drop_created(admin.as_mut(), &created));
+        for note in
+            dropped.unwrap_or_else(|e| vec![format!("could not drop the workload's tables: {e}")])
+        {
+            ctx.view.line(&format!("target {label}: {note}"));
+        }
+    }
+    outcome
+}
+
+/// Loads the tables (unless every step was measured before) and measures
+/// one step per client count.
+fn load_and_measure(
+    plan: &Plan,
+    w: &Workload,
+    ctx: &mut StepContext<'_>,
+    created: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let connector = ctx.server.connector();
+    let label = ctx.label.clone();
+    if planned_keys(plan).iter().any(|k| !ctx.is_measured(k)) {
         let mut admin = connector.connect()?;
         ctx.view.line(&format!(
             "target {label}: creating and loading the tables of workload {}",
@@ -47,6 +74,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         load::create_and_load(
             w,
             admin.as_mut(),
+            created,
             plan.sysbench.seed,
             super::cancel_flag(),
             &mut |done, total| {

@@ -14,10 +14,12 @@ use crate::workload::keys::stream_seed;
 const BATCH: i64 = 500;
 
 /// Creates and loads every table of `w` on `conn`; `progress` gets rows
-/// done and rows in all.
+/// done and rows in all. Each table created is added to `created` (also
+/// when a later one fails), so the caller can drop exactly those.
 pub fn create_and_load(
     w: &Workload,
     conn: &mut dyn Conn,
+    created: &mut Vec<String>,
     seed: u64,
     cancel: &std::sync::atomic::AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
@@ -41,6 +43,7 @@ pub fn create_and_load(
             );
         }
         conn.execute_text(&dialect::render(create, d).map_err(anyhow::Error::msg)?.sql)?;
+        created.push(t.name.clone());
         let rows = match &t.rows {
             Some(e) => e.eval(&params).map_err(anyhow::Error::msg)?,
             None => 0,
@@ -107,6 +110,20 @@ pub fn create_and_load(
         }
     }
     Ok(())
+}
+
+/// Drops the tables this run created (`created`, from
+/// [`create_and_load`]), last first; returns what could not be dropped.
+pub fn drop_created(conn: &mut dyn Conn, created: &[String]) -> Vec<String> {
+    created
+        .iter()
+        .rev()
+        .filter_map(|t| {
+            conn.execute_text(&format!("DROP TABLE {t}"))
+                .err()
+                .map(|e| format!("could not drop table {t}: {e}"))
+        })
+        .collect()
 }
 
 /// Whether table `name` exists in the connection's database.
