@@ -456,3 +456,41 @@ fn a_rate_paces_the_transactions_on_an_open_loop_schedule() {
     );
     assert_eq!(step["params"]["rate"], 100.0);
 }
+
+#[test]
+fn think_time_sleeps_after_each_transaction() {
+    let dir = server_tempdir();
+    let file = dir.path().join("think.toml");
+    let think = TWO
+        .replace("weight = 3", "weight = 3\nthink_ms = 50")
+        .replace("weight = 1", "weight = 1\nthink_ms = 50");
+    std::fs::write(&file, think).unwrap();
+    let results = dir.path().join("results");
+    let db = dir.path().join("think.db");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        file.to_str().unwrap(),
+        "--target",
+        &format!("sqlite:{}", db.display()),
+        "--threads",
+        "1",
+        "--write-secs",
+        "1",
+        "--warmup-secs",
+        "0",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc = export_json(results.to_str().unwrap());
+    let step = steps_by_target(&doc).into_values().next().unwrap();
+    let events = step["events"].as_u64().unwrap();
+    // One client, 50 ms after each transaction: at most 20 in a second.
+    assert!((10..=21).contains(&events), "{events} transactions");
+    assert!(
+        step["latency_us"]["p50"].as_u64().unwrap() >= 50_000,
+        "{}",
+        step["latency_us"]
+    );
+}
