@@ -147,6 +147,12 @@ fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
         section.contains("Transactions (measured interval"),
         "{section}"
     );
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    let wl = html
+        .split("<table class=\"wl\">")
+        .nth(1)
+        .expect("the HTML report has the table");
+    assert!(wl.contains("<td class=\"l\">read "), "{wl}");
     for (label, step) in &steps {
         let read = &step["metrics"]["transactions"]["read"];
         let row = format!("| two-tx | {label} | read {read} (");
