@@ -321,6 +321,7 @@ impl RunArgs {
             workload: self.workload.workload.clone(),
             workload_params: self.workload.workload_params.clone(),
             max_tries: self.workload.max_tries,
+            rate: self.workload.rate,
         }
     }
 }
@@ -353,6 +354,7 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "workload",
         "workload_params",
         "max_tries",
+        "rate",
     ],
 ];
 

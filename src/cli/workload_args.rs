@@ -19,4 +19,8 @@ pub struct WorkloadArgs {
     /// overrides the file's [retry] max_tries.
     #[arg(long, value_name = "N")]
     pub max_tries: Option<u32>,
+    /// Transactions a second over all clients of a workload file, on an
+    /// open-loop schedule (pgbench's --rate); overrides the file's rate.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<f64>,
 }

@@ -141,6 +141,8 @@ pub struct PlanInput {
     pub workload_params: Vec<String>,
     /// `--max-tries`: overrides the file's retry rule.
     pub max_tries: Option<u32>,
+    /// `--rate`: overrides the file's rate (transactions a second).
+    pub rate: Option<f64>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the

@@ -31,6 +31,14 @@ pub(super) fn check(
         }
         w.retry.max_tries = n;
     }
+    if let Some(r) = input.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            return Err(format!(
+                "--rate {r}: give transactions per second over all clients, a number above 0"
+            ));
+        }
+        w.rate = Some(r);
+    }
     let mut dialects: Vec<Dialect> = targets
         .iter()
         .map(|t| match t.spec {
@@ -66,8 +74,10 @@ mod tests {
         let mut i = input("workload", Some("tpcb-like"), "sqlite:/tmp/x.db");
         i.workload_params = vec!["scale=3".into()];
         i.max_tries = Some(7);
+        i.rate = Some(50.0);
         let p = Plan::build(i).unwrap();
         let w = p.workload.unwrap();
+        assert_eq!(w.rate, Some(50.0));
         assert_eq!(
             (p.suite, w.param("scale"), w.retry.max_tries),
             (Suite::Workload, Some(3), 7)
@@ -86,6 +96,9 @@ mod tests {
         let mut i = input("workload", Some("select-only"), "pg@system");
         i.max_tries = Some(0);
         assert!(Plan::build(i).unwrap_err().contains("--max-tries 0"));
+        let mut i = input("workload", Some("select-only"), "pg@system");
+        i.rate = Some(0.0);
+        assert!(Plan::build(i).unwrap_err().contains("--rate 0"));
         let e =
             Plan::build(input("workload", Some("/nonexistent/w.toml"), "pg@system")).unwrap_err();
         assert!(
