@@ -38,10 +38,11 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     let label = ctx.label.clone();
     let mut created = Vec::new();
     let outcome = load_and_measure(plan, w, ctx, &mut created);
-    // The tables are this run's: dropped at the end (a repetition or a
-    // second run on an external server starts from a fresh load), kept
-    // with --keep-datadir.
-    if !created.is_empty() && !plan.keep_datadir {
+    // The tables are this run's: dropped at the end (a repetition, a
+    // resumed run or a second run on an external server starts from a
+    // fresh load); kept with --keep-datadir when every step ran.
+    let finished = outcome.is_ok() && !cancelled();
+    if !created.is_empty() && !(plan.keep_datadir && finished) {
         let dropped = connector
             .connect()
             .map(|mut admin| load::drop_created(admin.as_mut(), &created));
