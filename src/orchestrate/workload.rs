@@ -41,8 +41,8 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     // The tables are this run's: dropped at the end (a repetition, a
     // resumed run or a second run on an external server starts from a
     // fresh load); kept with --keep-datadir when every step ran.
-    let finished = outcome.is_ok() && !cancelled();
-    if !created.is_empty() && !(plan.keep_datadir && finished) {
+    let keep = plan.keep_datadir && outcome.is_ok() && !cancelled();
+    if !created.is_empty() && !keep {
         let dropped = connector
             .connect()
             .map(|mut admin| load::drop_created(admin.as_mut(), &created));
