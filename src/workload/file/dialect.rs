@@ -229,11 +229,25 @@ fn check_portable(sql: &str, d: Dialect) -> Result<(), String> {
         ),
     ];
     for (what, families, fix) in bad {
-        if families.contains(&d) && upper.contains(what) {
+        if families.contains(&d) && contains_word(&upper, what) {
             return Err(format!("{} cannot run {what}: {fix}", family(d)));
         }
     }
     Ok(())
+}
+
+/// Whether `what` occurs in `text` as whole words (`SERIAL` is not in
+/// `SERIALIZABLE`); a pattern of symbols (`::`) matches anywhere.
+fn contains_word(text: &str, what: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let wordy = what
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ');
+    text.match_indices(what).any(|(i, _)| {
+        !wordy
+            || (!word(text[..i].chars().next_back())
+                && !word(text[i + what.len()..].chars().next()))
+    })
 }
 
 #[cfg(test)]
@@ -298,5 +312,12 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown macro {nope}")
         );
+        let iso = "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE";
+        assert!(
+            render(iso, Dialect::Mysql).is_ok(),
+            "SERIAL is a word of its own"
+        );
+        assert!(render("CREATE TABLE t (id SERIAL)", Dialect::Mysql).is_err());
+        assert!(render("SELECT x::int", Dialect::Sqlite).is_err());
     }
 }
