@@ -503,3 +503,78 @@ fn think_time_sleeps_after_each_transaction() {
         step["latency_us"]
     );
 }
+
+#[test]
+fn deadlocks_on_mariadb_are_retried_and_counted_by_class() {
+    let dir = server_tempdir();
+    let mut server = common::start_mariadb(dir.path(), "base", &[]);
+    let opts = server.connect_options();
+    let url = common::mariadb_url(&opts);
+    let crossed = |name: &str, first: u32, second: u32| {
+        format!(
+            r#"
+[[transaction]]
+name = "{name}"
+[[transaction.statement]]
+sql = "BEGIN"
+[[transaction.statement]]
+sql = "UPDATE wf_pair SET n = n + 1 WHERE id = {first}"
+[[transaction.statement]]
+sql = "DO SLEEP(0.002)"
+[[transaction.statement]]
+sql = "UPDATE wf_pair SET n = n + 1 WHERE id = {second}"
+[[transaction.statement]]
+sql = "COMMIT"
+"#
+        )
+    };
+    let file = dir.path().join("crossed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"crossed\"\n[retry]\nmax_tries = 50\non = [\"deadlock\"]\n\n[[table]]\nname = \"wf_pair\"\nsql = \"CREATE TABLE wf_pair (id INT PRIMARY KEY, n INT)\"\nrows = 2\ncolumns = {{ id = \"row\", n = \"0\" }}\n{}{}",
+            crossed("one-two", 1, 2),
+            crossed("two-one", 2, 1)
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let o = run_tidemark(&[
+        "run",
+        "--workload",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--threads",
+        "4",
+        "--write-secs",
+        "2",
+        "--warmup-secs",
+        "0",
+        "--keep-datadir",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert_success(&o);
+    let doc = export_json(results.to_str().unwrap());
+    let step = steps_by_target(&doc).into_values().next().unwrap();
+    let m = &step["metrics"];
+    assert!(
+        m["retries"]["deadlock"].as_u64().unwrap() > 0,
+        "opposite lock orders: {m}"
+    );
+    eprintln!("crossed on MariaDB: {m}");
+    assert_eq!(m["retries"]["serialization"], 0, "{m}");
+    let committed = m["transactions"]["one-two"].as_i64().unwrap()
+        + m["transactions"]["two-one"].as_i64().unwrap();
+    // A retried transaction was rolled back: each commit added one to both rows.
+    let mut conn = tidemark::db::mysql::MyConnector(opts).connect().unwrap();
+    for id in [1, 2] {
+        let n = scalar_i64(
+            conn.as_mut(),
+            &format!("SELECT n FROM wf_pair WHERE id = {id}"),
+        );
+        assert_eq!(n, committed, "row {id}: {m}");
+    }
+    server.stop().unwrap();
+}
