@@ -15,6 +15,9 @@ use crate::db::{Conn, DbError, Dialect, ErrorKind, Param, StmtId};
 use crate::runner::{ClientWork, Done};
 use crate::workload::keys::{KeyDist, KeyGen, stream_seed};
 
+/// Parameters a statement binds from a stack buffer (more: a `Vec`).
+const STACK_PARAMS: usize = 16;
+
 /// A workload's statements rendered for one family, shared by its clients.
 pub struct Compiled {
     pub workload: Workload,
@@ -288,16 +291,22 @@ impl WorkloadClient {
                     .map(Value::Int)
                     .unwrap_or(Value::Text(got));
             } else if let Some(id) = self.prepared[t][i] {
-                let params: Vec<Param<'_>> = s
-                    .args
-                    .iter()
-                    .map(|a| match (a, value(a)) {
-                        (Arg::Const(c), _) => Param::Int(*c),
-                        (_, Value::Int(v)) => Param::Int(*v),
-                        (_, Value::Text(t)) => Param::Text(t),
-                    })
-                    .collect();
-                rows += conn.execute(id, &params)?;
+                let param = |a: &Arg| match (a, value(a)) {
+                    (Arg::Const(c), _) => Param::Int(*c),
+                    (_, Value::Int(v)) => Param::Int(*v),
+                    (_, Value::Text(t)) => Param::Text(t),
+                };
+                // Up to STACK_PARAMS parameters without a heap allocation.
+                if s.args.len() <= STACK_PARAMS {
+                    let mut buf = [Param::Int(0); STACK_PARAMS];
+                    for (b, a) in buf.iter_mut().zip(&s.args) {
+                        *b = param(a);
+                    }
+                    rows += conn.execute(id, &buf[..s.args.len()])?;
+                } else {
+                    let params: Vec<Param<'_>> = s.args.iter().map(param).collect();
+                    rows += conn.execute(id, &params)?;
+                }
             } else {
                 rows += conn.execute_text(&s.rendered.sql)?;
             }
