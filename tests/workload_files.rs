@@ -1,7 +1,7 @@
 //! Workload files (`tidemark run --workload`) on real servers: two
 //! weighted transactions on PostgreSQL, MariaDB and SQLite (counts within
-//! binomial bounds, the report's own group), pgbench's tpcb-like against
-//! `pgbench -b tpcb-like` from pg_stat_statements, retries of
+//! binomial bounds, the report's own group), pgbench's built-ins against
+//! `pgbench -b` from pg_stat_statements, retries of
 //! serialization failures counted per class, and bad files refused in one
 //! line before any server starts.
 
@@ -176,7 +176,7 @@ fn calls_by_shape(conn: &mut dyn Conn, db: &str) -> BTreeMap<String, i64> {
 }
 
 #[test]
-fn tpcb_like_sends_the_statements_pgbench_sends() {
+fn pgbench_builtins_send_the_statements_pgbench_sends() {
     let dir = server_tempdir();
     let mut server = start_pg(
         dir.path(),
@@ -189,40 +189,9 @@ fn tpcb_like_sends_the_statements_pgbench_sends() {
         .unwrap();
     admin.execute_text("CREATE DATABASE pgb").unwrap();
     let url = common::pg_url(&opts);
-    let results = dir.path().join("results");
-    let o = run_tidemark(&[
-        "run",
-        "--workload",
-        "tpcb-like",
-        "--target",
-        &url,
-        "--threads",
-        "1",
-        "--write-secs",
-        "2",
-        "--warmup-secs",
-        "0",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    assert_success(&o);
-    let doc = export_json(results.to_str().unwrap());
-    let step = steps_by_target(&doc).into_values().next().unwrap();
-    let tx = step["metrics"]["transactions"]["tpcb-like"]
-        .as_i64()
-        .unwrap();
-    assert!(tx > 50, "only {tx} transactions");
-    assert_eq!(
-        scalar_i64(
-            admin.as_mut(),
-            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"
-        ),
-        0,
-        "the run drops the tables it created"
-    );
-    // The loader's multi-row INSERTs are not the transaction's.
-    // Every shape called at least half as often as there were
-    // transactions must be called exactly once per transaction.
+    // The loader's multi-row INSERTs are not the transaction's. Every
+    // shape called at least half as often as there were transactions
+    // must be called exactly once per transaction.
     let per_tx = |calls: BTreeMap<String, i64>, n: i64| -> Vec<String> {
         calls
             .into_iter()
@@ -233,8 +202,6 @@ fn tpcb_like_sends_the_statements_pgbench_sends() {
             })
             .collect()
     };
-    let ours = per_tx(calls_by_shape(admin.as_mut(), &opts.dbname), tx);
-
     let pgbench = server.binaries().bindir.join("pgbench");
     let run = |args: &[&str]| {
         let o = std::process::Command::new(&pgbench)
@@ -253,18 +220,54 @@ fn tpcb_like_sends_the_statements_pgbench_sends() {
         assert!(o.status.success(), "pgbench {args:?}: {}", stderr(&o));
     };
     run(&["-i", "-s", "1", "-q", "pgb"]);
-    admin
-        .execute_text("SELECT pg_stat_statements_reset()")
-        .unwrap();
-    run(&["-b", "tpcb-like", "-t", "300", "-c", "1", "pgb"]);
-    let theirs = per_tx(calls_by_shape(admin.as_mut(), "pgb"), 300);
-    eprintln!("tidemark tpcb-like: {tx} transactions, each statement {tx} calls: {ours:#?}");
-    eprintln!("pgbench -b tpcb-like -t 300: each statement 300 calls: {theirs:#?}");
-    assert_eq!(theirs.len(), 7, "pgbench's tpcb-like: {theirs:#?}");
-    assert_eq!(
-        ours, theirs,
-        "tidemark sends each of pgbench's statements once per transaction, and no other"
-    );
+    for (builtin, statements) in [("tpcb-like", 7), ("simple-update", 5), ("select-only", 1)] {
+        admin
+            .execute_text("SELECT pg_stat_statements_reset()")
+            .unwrap();
+        let results = dir.path().join(format!("results-{builtin}"));
+        let o = run_tidemark(&[
+            "run",
+            "--workload",
+            builtin,
+            "--target",
+            &url,
+            "--threads",
+            "1",
+            "--write-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--results",
+            results.to_str().unwrap(),
+        ]);
+        assert_success(&o);
+        let doc = export_json(results.to_str().unwrap());
+        let step = steps_by_target(&doc).into_values().next().unwrap();
+        let tx = step["metrics"]["transactions"][builtin].as_i64().unwrap();
+        assert!(tx > 50, "{builtin}: only {tx} transactions");
+        assert_eq!(
+            scalar_i64(
+                admin.as_mut(),
+                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgbench%'"
+            ),
+            0,
+            "the run drops the tables it created"
+        );
+        let ours = per_tx(calls_by_shape(admin.as_mut(), &opts.dbname), tx);
+
+        admin
+            .execute_text("SELECT pg_stat_statements_reset()")
+            .unwrap();
+        run(&["-b", builtin, "-t", "300", "-c", "1", "pgb"]);
+        let theirs = per_tx(calls_by_shape(admin.as_mut(), "pgb"), 300);
+        eprintln!("tidemark {builtin}: {tx} transactions, each statement {tx} calls: {ours:#?}");
+        eprintln!("pgbench -b {builtin} -t 300: each statement 300 calls: {theirs:#?}");
+        assert_eq!(theirs.len(), statements, "pgbench's {builtin}: {theirs:#?}");
+        assert_eq!(
+            ours, theirs,
+            "{builtin}: tidemark sends each of pgbench's statements once per transaction, and no other"
+        );
+    }
     server.stop().unwrap();
 }
 
