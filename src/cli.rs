@@ -116,7 +116,7 @@ pub struct RunArgs {
     pub results: ResultsArgs,
     /// Benchmark suite to run: sysbench, ibench (the Insert Benchmark) or
     /// all (both, sysbench first). Default: all, or sysbench when --tests
-    /// names sysbench tests.
+    /// names sysbench tests, or workload with --workload.
     #[arg(long)]
     pub suite: Option<String>,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
