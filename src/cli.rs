@@ -14,6 +14,7 @@ use crate::util::redact::redact_url_passwords;
 mod build_verb;
 mod mariadb_servers;
 mod store_verbs;
+mod workload_args;
 
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
 use store_verbs::{copy_runs, history};
@@ -119,7 +120,7 @@ pub struct RunArgs {
     pub results: ResultsArgs,
     /// Benchmark suite to run: sysbench, ibench (the Insert Benchmark) or
     /// all (both, sysbench first). Default: all, or sysbench when --tests
-    /// names sysbench tests.
+    /// names sysbench tests, or workload with --workload.
     #[arg(long)]
     pub suite: Option<String>,
     /// Target to benchmark, repeatable; the first is the base of comparisons.
@@ -230,6 +231,8 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
+    #[command(flatten)]
+    pub workload: workload_args::WorkloadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -280,7 +283,9 @@ impl RunArgs {
     pub fn plan_input(&self, command_line: String) -> PlanInput {
         PlanInput {
             suite: self.suite.clone().unwrap_or_else(|| {
-                if self.tests.iter().any(|t| !t.trim().is_empty()) {
+                if self.workload.workload.is_some() {
+                    "workload".to_string()
+                } else if self.tests.iter().any(|t| !t.trim().is_empty()) {
                     "sysbench".to_string()
                 } else {
                     "all".to_string()
@@ -317,6 +322,10 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
+            workload: self.workload.workload.clone(),
+            workload_params: self.workload.workload_params.clone(),
+            max_tries: self.workload.max_tries,
+            rate: self.workload.rate,
         }
     }
 }
@@ -346,6 +355,10 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "mysql_charset",
         "reuse_tables",
         "drop_existing",
+        "workload",
+        "workload_params",
+        "max_tries",
+        "rate",
     ],
 ];
 

@@ -41,6 +41,7 @@ pub fn planned_step_names(plan: &Plan) -> Vec<String> {
         Suite::Sysbench => sysbench.collect(),
         Suite::Ibench => ibench().collect(),
         Suite::All => sysbench.chain(ibench()).collect(),
+        Suite::Workload => super::workload::planned_keys(plan),
     }
 }
 
@@ -113,6 +114,10 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
                 Suite::All => serde_json::json!({
                     "sysbench": plan.sysbench,
                     "ibench": plan.ibench,
+                }),
+                Suite::Workload => serde_json::json!({
+                    "sysbench": plan.sysbench,
+                    "workload": plan.workload.as_ref().map(|w| w.describe()),
                 }),
             };
             params["sizing"] = serde_json::to_value(&plan.sizing)?;
@@ -472,6 +477,7 @@ fn run_cell(
             }
             ibench::run(plan, &mut ctx)
         }),
+        Suite::Workload => super::workload::run(plan, &mut ctx),
     };
     let (status, failure) = match &outcome {
         Ok(()) if cancelled() => ("interrupted", None),

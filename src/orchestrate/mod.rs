@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod provide;
 pub mod step;
 pub mod sysbench;
+pub mod workload;
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -65,6 +65,9 @@ pub struct PlanFile {
     /// Connection character set of MySQL/MariaDB clients.
     pub mysql_charset: Option<String>,
     pub params: Option<Overrides>,
+    /// A workload file (relative to the plan file) or a shipped name;
+    /// the suite is then `workload`.
+    pub workload: Option<String>,
     #[serde(default)]
     pub target: Vec<TargetEntry>,
 }
@@ -146,6 +149,7 @@ pub fn apply(
             }
         };
     }
+    let file_names_suite = file.suite.is_some();
     take!(suite, "suite");
     take!(profile, "profile");
     take!(sizing, "sizing");
@@ -168,6 +172,19 @@ pub fn apply(
         input.mysql_basedir = Some(dir.join(v));
     }
     take!(mysql_charset, "mysql_charset");
+    if let Some(w) = file.workload
+        && !given("workload")
+    {
+        let shipped = crate::workload::file::SHIPPED.iter().any(|(n, _)| *n == w);
+        input.workload = Some(if shipped {
+            w
+        } else {
+            dir.join(w).to_string_lossy().into_owned()
+        });
+        if !file_names_suite && !given("suite") {
+            input.suite = "workload".into();
+        }
+    }
     if let Some(params) = file.params {
         input.overrides.fill_from(params);
     }
@@ -243,6 +260,23 @@ spec = "pg@system+cx10a"
 spec = "pg@18.4+./mine.conf:io_method=worker"
 set = { io_workers = 4, fsync = false }
 "#;
+
+    #[test]
+    fn a_plan_file_names_a_workload_file() {
+        let mut input = PlanInput {
+            suite: "all".into(),
+            ..Default::default()
+        };
+        let file = parse("workload = \"w/kv.toml\"\n").unwrap();
+        apply(file, Path::new("/plans"), &mut input, &|_| false).unwrap();
+        assert_eq!(
+            (input.suite.as_str(), input.workload.as_deref()),
+            ("workload", Some("/plans/w/kv.toml"))
+        );
+        let file = parse("workload = \"tpcb-like\"\n").unwrap();
+        apply(file, Path::new("/plans"), &mut input, &|_| false).unwrap();
+        assert_eq!(input.workload.as_deref(), Some("tpcb-like"));
+    }
 
     #[test]
     fn a_plan_file_fills_the_inputs() {

@@ -9,6 +9,7 @@ mod profile;
 mod sets;
 pub mod sizing;
 pub mod target;
+mod workload_file;
 
 use std::path::PathBuf;
 
@@ -78,6 +79,8 @@ pub struct Plan {
     pub devices: Vec<String>,
     /// Profile the server's CPU during each step (`--cpu-profile`).
     pub cpu_profile: bool,
+    /// The checked workload file of `--workload` (suite `workload`).
+    pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
     pub interleave: interleave::Interleave,
     /// Smallest change the end-of-run report's verdicts report.
@@ -134,6 +137,14 @@ pub struct PlanInput {
     pub devices: Vec<String>,
     /// `--cpu-profile`: profile the server during each step.
     pub cpu_profile: bool,
+    /// `--workload`: a workload file's path or a shipped name (tpcb-like).
+    pub workload: Option<String>,
+    /// `--workload-param NAME=VALUE`: overrides of the file's params.
+    pub workload_params: Vec<String>,
+    /// `--max-tries`: overrides the file's retry rule.
+    pub max_tries: Option<u32>,
+    /// `--rate`: overrides the file's rate (transactions a second).
+    pub rate: Option<f64>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -219,9 +230,10 @@ impl Plan {
                 allocator,
             });
         }
-        if suite.runs_sysbench() {
+        if suite.runs_sysbench() || suite == Suite::Workload {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
+        let workload = workload_file::check(&input, suite, &targets)?;
         let sizing_kind = if input.sizing.is_empty() {
             Sizing::Cached
         } else {
@@ -234,6 +246,7 @@ impl Plan {
             Suite::Sysbench => sysbench_bytes,
             Suite::Ibench => ibench_bytes,
             Suite::All => sysbench_bytes + ibench_bytes,
+            Suite::Workload => 0,
         };
         let sizing = sizing::choose(
             sizing_kind,
@@ -335,6 +348,7 @@ impl Plan {
             client_cpus,
             devices,
             cpu_profile: input.cpu_profile,
+            workload,
             suite,
             profile,
             targets,

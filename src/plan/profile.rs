@@ -18,6 +18,8 @@ pub enum Suite {
     Ibench,
     /// sysbench, then the Insert Benchmark, on each target.
     All,
+    /// A workload file (`--workload`).
+    Workload,
 }
 
 impl Suite {
@@ -26,6 +28,7 @@ impl Suite {
             "sysbench" => Ok(Suite::Sysbench),
             "ibench" => Ok(Suite::Ibench),
             "all" => Ok(Suite::All),
+            "workload" => Ok(Suite::Workload),
             other => Err(format!(
                 "unknown suite '{other}': use --suite sysbench, ibench or all"
             )),
@@ -37,6 +40,7 @@ impl Suite {
             Suite::Sysbench => "sysbench",
             Suite::Ibench => "ibench",
             Suite::All => "all",
+            Suite::Workload => "workload",
         }
     }
 

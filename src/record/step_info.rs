@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The sysbench result groups, as the seeds' reports split them.
+/// The sysbench result groups, as the seeds' reports split them, and
+/// the group of a workload file's steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Group {
@@ -16,14 +17,17 @@ pub enum Group {
     RangeAgg,
     /// delete, insert, update-*, write-only, read-write.
     Write,
+    /// The steps of a workload file (`--workload`): a group of their own.
+    Workload,
 }
 
 impl Group {
-    pub const ALL: [Group; 4] = [
+    pub const ALL: [Group; 5] = [
         Group::Point,
         Group::RangeNoAgg,
         Group::RangeAgg,
         Group::Write,
+        Group::Workload,
     ];
 
     /// Stable identifier, as stored and exported.
@@ -33,6 +37,7 @@ impl Group {
             Group::RangeNoAgg => "range-noagg",
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
+            Group::Workload => "workload",
         }
     }
 
@@ -47,6 +52,7 @@ impl Group {
             Group::RangeNoAgg => "range queries without aggregation",
             Group::RangeAgg => "range queries with aggregation",
             Group::Write => "writes",
+            Group::Workload => "workload file",
         }
     }
 }
@@ -54,7 +60,7 @@ impl Group {
 /// What the store keeps to identify a step and say what it was.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepInfo {
-    /// `sysbench` or `ibench`.
+    /// `sysbench`, `ibench` or `workload` (a workload file).
     pub suite: String,
     /// Unique name within the run, as the seeds write it
     /// (`random-points_range=10`, `point-query.pre_range=100`, `l.i1`).

@@ -28,6 +28,7 @@ pub mod storage;
 pub mod sweep;
 pub mod sysbench;
 pub mod test_names;
+pub mod workload;
 
 pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};
 pub use model::{Bands, Report, ReportOptions, TestOrder};

@@ -93,6 +93,10 @@ pub struct Cell {
     pub band: Option<Band>,
     /// Per-query costs, aligned with [`SysbenchSection::cost_columns`].
     pub cost: Vec<Option<f64>>,
+    /// A workload file's transactions by name and its retries and
+    /// failures by error class, summed over repetitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<serde_json::Value>,
     /// Each cost / the base's cost; `None` where both are too small to
     /// compare (below [`CostColumn::floor`]).
     pub cost_relative: Vec<Option<f64>>,
@@ -247,7 +251,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     for c in columns {
         for s in &c.target.steps {
             if (s.info.reported || super::model::is_pre(&s.info.name))
-                && s.info.suite == "sysbench"
+                && (s.info.suite == "sysbench" || s.info.suite == "workload")
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
             {
@@ -544,6 +548,7 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
                     .unwrap_or(0),
                 relative: rel,
                 band: verdict_qps.map(band_of),
+                workload: super::workload::counts(m.steps.iter().map(|(_, s)| *s)),
                 cost,
                 cost_relative,
                 cost_interval,

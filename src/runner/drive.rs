@@ -227,6 +227,7 @@ pub(crate) fn drive(
         if !measuring && t0 >= rules.measure_from {
             measuring = true;
             cpu_start = thread_cpu_secs();
+            work.measuring();
         }
         let outcome = work.event(conn);
         let t1 = Instant::now();

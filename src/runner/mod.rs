@@ -53,6 +53,9 @@ pub trait ClientWork: Send {
     /// implementation leaves the connection ready for the next event (it
     /// rolls back an open transaction).
     fn event(&mut self, conn: &mut dyn Conn) -> Result<Done, DbError>;
+    /// Called once, before the first measured event (the warm-up is
+    /// over): a workload that counts more than the runner does starts here.
+    fn measuring(&mut self) {}
 }
 
 /// How long and with how many clients a step runs.
@@ -71,6 +74,20 @@ pub use crate::record::Progress;
 /// measured. Fails only when clients cannot connect or prepare.
 pub fn run_step(
     plan: &StepPlan,
+    connector: &dyn Connector,
+    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<StepResult, DbError> {
+    run_step_paced(plan, None, connector, make_work, cancel, on_progress)
+}
+
+/// [`run_step`] with each client's events started on an open-loop
+/// schedule of `rate_per_client` events a second (`None`: as fast as it
+/// can), as pgbench's `--rate` does.
+pub fn run_step_paced(
+    plan: &StepPlan,
+    rate_per_client: Option<f64>,
     connector: &dyn Connector,
     make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
     cancel: &AtomicBool,
@@ -110,7 +127,7 @@ pub fn run_step(
                         deadline: Some(start + plan.warmup + plan.duration),
                         quota: None,
                         until_ended: None,
-                        pacer: None,
+                        pacer: rate_per_client.and_then(|r| pace::Pacer::new(start, r)),
                         gate: None,
                         wakes: &[],
                         peers,

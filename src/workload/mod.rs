@@ -2,6 +2,7 @@
 //! bodies, durations), independent of threads and timing, which belong to the
 //! runner.
 
+pub mod file;
 pub mod ibench;
 pub mod keys;
 pub mod sysbench;

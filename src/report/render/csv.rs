@@ -50,8 +50,13 @@ pub fn render(r: &Report) -> String {
             for t in &g.tests {
                 for (c, target) in t.cells.iter().zip(&r.targets) {
                     let Some(c) = c else { continue };
+                    let suite = if g.group == "workload" {
+                        "workload"
+                    } else {
+                        "sysbench"
+                    };
                     let fields = [
-                        "sysbench".to_string(),
+                        suite.to_string(),
                         g.group.to_string(),
                         t.name.clone(),
                         target.label.clone(),

@@ -138,6 +138,7 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
     table_tagged(o, "qps", &header, &rows, &tags);
     cost_table(o, r, s, g);
     latency_table(o, r, g);
+    workload_table(o, r, g);
     o.push_str("</div>\n");
 }
 
@@ -279,4 +280,29 @@ fn latency_table(o: &mut String, r: &Report, g: &GroupSection) {
     let tags: Vec<String> = g.tests.iter().map(|t| t.label.clone()).collect();
     table_tagged(o, "lat", &header, &rows, &tags);
     o.push_str("</details>\n");
+}
+
+/// A workload file's transactions by name, retries and failures by error
+/// class per target; nothing for sysbench groups.
+fn workload_table(o: &mut String, r: &Report, g: &GroupSection) {
+    let mut rows = Vec::new();
+    let mut tags = Vec::new();
+    for t in &g.tests {
+        for (c, target) in t.cells.iter().zip(&r.targets) {
+            if let Some(counts) = c.as_ref().and_then(|c| c.workload.as_ref()) {
+                rows.push(vec![
+                    l(&t.label),
+                    l(&target.label),
+                    l(&crate::report::workload::summary(counts)),
+                ]);
+                tags.push(t.label.clone());
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("<p>Transactions (measured interval; retries and failures by error class):</p>\n");
+    let header = ["workload", "target", "transactions"].map(String::from);
+    table_tagged(o, "wl", &header, &rows, &tags);
 }

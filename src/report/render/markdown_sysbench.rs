@@ -132,9 +132,35 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
     if flagged {
         o.push_str("! = the step had errors or did not run to its end.\n\n");
     }
+    workload_counts(o, r, g);
     writes_block(o, r, g);
     cost_table(o, r, s, g);
     latency_table(o, r, g);
+}
+
+/// A workload file's transactions, retries and failures per target
+/// (measured interval, summed over repetitions); nothing for sysbench.
+fn workload_counts(o: &mut String, r: &Report, g: &GroupSection) {
+    let rows: Vec<Vec<String>> = g
+        .tests
+        .iter()
+        .flat_map(|t| {
+            t.cells.iter().zip(&r.targets).filter_map(|(c, target)| {
+                let counts = c.as_ref()?.workload.as_ref()?;
+                Some(vec![
+                    t.label.clone(),
+                    target.label.clone(),
+                    crate::report::workload::summary(counts),
+                ])
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("Transactions (measured interval; retries and failures by error class):\n\n");
+    let header = ["workload", "target", "transactions"].map(String::from);
+    table(o, &header, &[false, false, false], &rows);
 }
 
 /// The seeds' config-comparison block (the 2024 fsync/binlog post):
