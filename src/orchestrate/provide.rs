@@ -109,7 +109,12 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
     for t in &plan.targets {
         match &t.spec {
             TargetSpec::ManagedPostgres { source, config } => {
-                let bins = pg_binaries(plan, source, say).map_err(in_target(t))?;
+                let mut bins = pg_binaries(plan, source, say).map_err(in_target(t))?;
+                bins.preload = t
+                    .allocator
+                    .map(|a| a.library())
+                    .transpose()
+                    .map_err(in_target(t))?;
                 let choice = ConfigChoice::resolve(config.as_deref().unwrap_or("base"))
                     .map_err(in_target(t))?;
                 let pre = Preflight::new(&bins).map_err(in_target(t))?;
@@ -407,7 +412,10 @@ pub fn provide(
                 // What applied (or why nothing could) is in the target's facts.
                 let _ = server.limit_memory(limit);
             }
-            let mut label = label_for("pg", &bins.version, &config_name);
+            let mut label = match target.allocator {
+                Some(a) => label_for("pg", &bins.version, &format!("{config_name}+{}", a.name())),
+                None => label_for("pg", &bins.version, &config_name),
+            };
             if let Some(build) = crate::server::postgres::build::build_suffix(&bins.bindir) {
                 // As the seeds label their builds: pg181_o2nofp.cx10b.
                 label = label.replacen('.', &format!("_{build}."), 1);

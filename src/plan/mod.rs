@@ -206,10 +206,14 @@ impl Plan {
             let (bare, allocator) = crate::server::allocator::split_allocator(&spec_text);
             let spec = TargetSpec::parse(bare)?;
             if let Some(a) = allocator
-                && !matches!(spec, TargetSpec::ManagedMysql { .. })
+                && !matches!(
+                    spec,
+                    TargetSpec::ManagedMysql { .. } | TargetSpec::ManagedPostgres { .. }
+                )
             {
                 return Err(format!(
-                    "target '{spec_text}': +{} preloads an allocator into a MySQL/MariaDB server tidemark starts; it is not available for this target (PostgreSQL: not yet; external servers and SQLite: not started by tidemark)",
+                    "target '{spec_text}': +{} preloads an allocator into a server tidemark starts; an external server or SQLite is not started by tidemark: drop +{}",
+                    a.name(),
                     a.name()
                 ));
             }

@@ -23,6 +23,9 @@ pub struct PgBinaries {
     pub major: u32,
     /// How it was found: `--pg-bindir`, `pg_config`, `PATH` or `debian`.
     pub source: String,
+    /// An allocator library every PostgreSQL process of this server gets
+    /// through `LD_PRELOAD` (the target's `+jemalloc`, `+tcmalloc`).
+    pub preload: Option<PathBuf>,
 }
 
 impl PgBinaries {
@@ -48,6 +51,7 @@ impl PgBinaries {
             version,
             major,
             source: source.to_string(),
+            preload: None,
         })
     }
 
@@ -153,6 +157,9 @@ pub(super) fn tool(bin: &PgBinaries, program: &str, user: &ServerUser) -> Comman
     let mut cmd = Command::new(bin.program(program));
     user.apply(&mut cmd);
     cmd.env("LC_ALL", "C").current_dir("/").stdin(Stdio::null());
+    if let Some(lib) = &bin.preload {
+        cmd.env("LD_PRELOAD", lib);
+    }
     cmd
 }
 

@@ -289,6 +289,9 @@ impl Family for PgFamily {
         if let Some(record) = build::record_for_bindir(&bin.bindir) {
             extra["build"] = record;
         }
+        if let Some(lib) = &bin.preload {
+            extra["allocator"] = serde_json::json!(lib);
+        }
         Ok(TargetInfo {
             dbms: "postgres".to_string(),
             version,

@@ -1,12 +1,16 @@
 //! A preloaded allocator (`+jemalloc`, `+tcmalloc`) is in the running
-//! MariaDB server's memory map, and a run records which library it was.
+//! MariaDB and PostgreSQL servers' memory maps (every PostgreSQL process:
+//! the postmaster and its backends), and a run records which library it
+//! was.
 
 mod common;
 
 use common::cli_runs::*;
 use common::*;
+use tidemark::db::Connector;
 use tidemark::server::allocator::{Allocator, process_maps};
 use tidemark::server::mysql::{Flavor, ManagedMyOptions, ManagedMysql, find_binaries};
+use tidemark::server::postgres::{ManagedPgOptions, ManagedPostgres, base_config, find_bindir};
 
 #[test]
 fn the_server_process_maps_the_preloaded_allocator() {
@@ -69,10 +73,74 @@ fn a_run_records_the_allocator_in_its_context() {
             .contains("# --- config cz12b (")
     );
     fails_in_one_line(
-        &["run", "--target", "pg@system+tcmalloc"],
-        &["+tcmalloc preloads an allocator into a MySQL/MariaDB server"],
+        &[
+            "run",
+            "--target",
+            "sqlite:/tmp/tidemark-no-such.db+tcmalloc",
+        ],
+        &["+tcmalloc preloads an allocator into a server tidemark starts"],
         std::time::Duration::from_secs(10),
     );
+}
+
+#[test]
+fn postgres_processes_map_the_preloaded_allocator_and_the_run_records_it() {
+    let _turn = serial();
+    let lib = Allocator::Tcmalloc.library().expect("libtcmalloc-minimal4");
+    let dir = server_tempdir();
+    let mut bins = find_bindir(None).expect("PostgreSQL binaries");
+    bins.preload = Some(lib.clone());
+    let mut server = ManagedPostgres::start(ManagedPgOptions {
+        bindir: bins,
+        datadir: dir.path().join("data"),
+        port: None,
+        config_name: "base".into(),
+        base_config: base_config("quick").unwrap(),
+        overrides: Vec::new(),
+        dbname: "tidemark".into(),
+        start_timeout: std::time::Duration::from_secs(120),
+    })
+    .unwrap();
+    let postmaster = server.pid();
+    assert!(
+        process_maps(postmaster, &lib).unwrap(),
+        "the postmaster maps {}",
+        lib.display()
+    );
+    // A backend forked for a connection inherits it.
+    let mut conn = PgConnector(server.connect_options()).connect().unwrap();
+    let backend: u32 = scalar(conn.as_mut(), "SELECT pg_backend_pid()")
+        .parse()
+        .unwrap();
+    assert_ne!(backend, postmaster);
+    assert!(
+        process_maps(backend, &lib).unwrap(),
+        "the backend maps {}",
+        lib.display()
+    );
+    drop(conn);
+    let info = server.info("pg@system+tcmalloc", "x").unwrap();
+    assert_eq!(info.extra["allocator"], lib.to_str().unwrap());
+    server.stop().unwrap();
+
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let args = short_run(
+        results,
+        "point-query",
+        &["pg@system+jemalloc"],
+        &["--suite", "sysbench"],
+    );
+    assert_success(&run_tidemark(&args));
+    let doc = export_json(results);
+    let t = &doc["runs"][0]["targets"][0];
+    assert!(
+        t["label"].as_str().unwrap().ends_with(".base+jemalloc"),
+        "{}",
+        t["label"]
+    );
+    let jemalloc = Allocator::Jemalloc.library().unwrap();
+    assert_eq!(t["extra"]["allocator"], jemalloc.to_str().unwrap());
 }
 
 /// The version digits of a stored target (`101119`).
