@@ -48,6 +48,24 @@ pub enum Command {
     /// PostgreSQL versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
+    /// One client shard of a step split by `run --client-hosts` (started
+    /// by the coordinator, not by hand).
+    Shard(ShardArgs),
+}
+
+/// `tidemark shard …`: which shard of which sharded step, and the store
+/// whose board holds it.
+#[derive(Args, Debug)]
+pub struct ShardArgs {
+    /// The shared PostgreSQL store the coordinator uses.
+    #[arg(long, value_name = "URL", env = "TIDEMARK_STORE", hide_env_values = true)]
+    pub store: String,
+    /// The sharded step's id on the store's board.
+    #[arg(long)]
+    pub step: i64,
+    /// This shard's number (0-based).
+    #[arg(long)]
+    pub shard: u32,
 }
 
 /// `tidemark servers …`.
@@ -165,6 +183,10 @@ pub struct RunArgs {
     /// CPUs tidemark's client threads run on; recorded with the run.
     #[arg(long, value_name = "CPUS")]
     pub client_cpus: Option<String>,
+    /// Split each step's clients over shards that start together and are
+    /// merged exactly (local:N); needs --store postgres://….
+    #[arg(long, value_name = "SPEC")]
+    pub client_hosts: Option<String>,
     /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
     /// 4x the buffer pool), from the machine's memory.
     #[arg(long, default_value = "cached")]
@@ -310,6 +332,7 @@ impl RunArgs {
             min_effect: self.min_effect.clone(),
             server_cpus: self.server_cpus.clone(),
             client_cpus: self.client_cpus.clone(),
+            client_hosts: self.client_hosts.clone(),
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
@@ -471,6 +494,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Pull(a) => crate::store::Store::open_postgres(&a.from, &a.results)
             .and_then(|source| copy_runs(&source, crate::store::Store::open(&a.results)?, &a.runs)),
         Command::Servers(c) => servers(&c),
+        Command::Shard(a) => crate::orchestrate::shards::run_shard(&a.store, a.step, a.shard),
     };
     match result {
         Ok(code) => code,

@@ -15,6 +15,8 @@ pub mod interleave;
 pub mod limits;
 pub mod matrix;
 pub mod provide;
+pub mod shard_merge;
+pub mod shards;
 pub mod step;
 pub mod sysbench;
 

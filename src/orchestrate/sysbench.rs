@@ -9,7 +9,10 @@
 use std::sync::Arc;
 
 use super::cancelled;
+use super::shards::{self, ShardSpec};
 use super::step::StepContext;
+use crate::db::postgres::PgConnectOptions;
+use crate::plan::client_hosts::ClientHosts;
 use crate::db::{Conn, Connector};
 use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
@@ -111,6 +114,32 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
     })
 }
 
+/// With `--client-hosts`: where the step's shards run, the target they
+/// reach (with its password) and what they run; `None` without.
+fn sharding(
+    plan: &Plan,
+    ctx: &StepContext<'_>,
+    suite: &Sysbench,
+    test: &crate::workload::sysbench::TestDef,
+    label: &str,
+) -> anyhow::Result<Option<(ClientHosts, PgConnectOptions, ShardSpec)>> {
+    let Some(hosts) = plan.client_hosts.clone() else {
+        return Ok(None);
+    };
+    let shown = &ctx.server.info().spec;
+    let target = shards::target_options(plan, shown).ok_or_else(|| {
+        anyhow::anyhow!("--client-hosts: target {shown} is not an external postgres:// URL")
+    })?;
+    let spec = ShardSpec {
+        target_url: target.display_url(),
+        test: test.name(),
+        params: suite.params.clone(),
+        label: label.to_string(),
+        threads: suite.step_plan(test, label).threads,
+    };
+    Ok(Some((hosts, target, spec)))
+}
+
 /// Runs test `seq` of the plan once on the context's target at client
 /// count number `point` of the sweep, with key seed `seed`, then its
 /// postwrite housekeeping when it has one.
@@ -145,7 +174,9 @@ pub fn run_test(
         suite.explain(test, loaded.admin()?)
     };
     let step_plan = suite.step_plan(test, &label);
-    let multiplexed = p.mux_from > 0
+    let sharded = sharding(plan, ctx, &suite, test, &label)?;
+    let multiplexed = sharded.is_none()
+        && p.mux_from > 0
         && threads >= p.mux_from
         && suite.mux_client(test, 0).is_some()
         && ctx.server.connector().multiplexes();
@@ -159,7 +190,10 @@ pub fn run_test(
         &info,
         &plans,
         |conn, cancel, progress| {
-            if multiplexed {
+            if let Some((hosts, target, spec)) = &sharded {
+                let store = plan.input.store.as_deref().unwrap_or_default();
+                shards::run_sharded(store, hosts, target, spec, &step_plan, cancel, progress)
+            } else if multiplexed {
                 mux::run_step_mux(
                     &step_plan,
                     conn,

@@ -2,6 +2,7 @@
 //! profile's numbers after overrides, the selected tests. Every problem the
 //! user can fix is reported here as one line naming the fix.
 
+pub mod client_hosts;
 pub mod connections;
 pub mod file;
 pub mod interleave;
@@ -84,6 +85,9 @@ pub struct Plan {
     /// not placed).
     pub server_cpus: Option<Vec<usize>>,
     pub client_cpus: Option<Vec<usize>>,
+    /// `--client-hosts`: each step's clients split over shards (`None`:
+    /// all in this process).
+    pub client_hosts: Option<client_hosts::ClientHosts>,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -132,6 +136,8 @@ pub struct PlanInput {
     pub devices: Vec<String>,
     /// `--cpu-profile`: profile the server during each step.
     pub cpu_profile: bool,
+    /// `--client-hosts` as given.
+    pub client_hosts: Option<String>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -302,7 +308,32 @@ impl Plan {
         };
         let server_cpus = cpus(&input.server_cpus, "--server-cpus")?;
         let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
+        let client_hosts = match input.client_hosts.as_deref() {
+            None => None,
+            Some(text) => {
+                let hosts = client_hosts::ClientHosts::parse(text)?;
+                let per_table = tests.iter().any(|t| t.threads_per_table);
+                let min_threads = p
+                    .threads
+                    .counts()
+                    .iter()
+                    .copied()
+                    .chain(per_table.then_some(p.tables))
+                    .min()
+                    .unwrap_or(1);
+                let specs: Vec<TargetSpec> = targets.iter().map(|t| t.spec.clone()).collect();
+                client_hosts::check(
+                    &hosts,
+                    input.store.as_deref(),
+                    &specs,
+                    suite.runs_ibench(),
+                    min_threads,
+                )?;
+                Some(hosts)
+            }
+        };
         Ok(Plan {
+            client_hosts,
             interleave,
             min_effect,
             server_cpus,

@@ -1,0 +1,445 @@
+//! Client shards (`run --client-hosts`): a step's clients split over
+//! several `tidemark shard` processes that meet in the shared PostgreSQL
+//! store ([`crate::store::shards`]), start together at a time the
+//! coordinator publishes, and are merged exactly ([`super::shard_merge`]).
+//!
+//! The coordinator side ([`run_sharded`]) opens the step on the board,
+//! launches the shards, waits until every one is connected and prepared,
+//! publishes the start, waits for every result and merges them; a shard
+//! that fails or disappears fails the whole step. The shard side
+//! ([`run_shard`]) is the `tidemark shard` verb.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, anyhow};
+use serde::{Deserialize, Serialize};
+
+use super::shard_merge::{MergedShard, merge};
+use crate::db::postgres::{PgConnectOptions, PgConnector};
+use crate::db::{DbError, Dialect, ErrorKind};
+use crate::plan::Plan;
+use crate::plan::client_hosts::{ClientHosts, share};
+use crate::plan::target::TargetSpec;
+use crate::runner::{Progress, StepPlan, StepResult, run_step_held};
+use crate::store::Store;
+use crate::store::shards::ShardMember;
+use crate::workload::sysbench::catalog;
+use crate::workload::sysbench::{Sysbench, SysbenchParams};
+
+/// The environment variable that hands a local shard the target's
+/// password (never stored on the board, never on a command line).
+pub const PASSWORD_ENV: &str = "TIDEMARK_SHARD_PASSWORD";
+
+/// How long shards may take to connect and prepare before the step is
+/// given up.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How far ahead of "everyone is ready" the start is published, so every
+/// shard sees it before it comes.
+const START_MARGIN_MS: f64 = 500.0;
+/// How often the board is read while waiting.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What every shard of a step runs, as the board holds it (no password).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardSpec {
+    /// The target's URL without its password.
+    pub target_url: String,
+    /// The sysbench test's name (`point-query_range=100`).
+    pub test: String,
+    /// The suite's knobs, with the step's one thread count.
+    pub params: SysbenchParams,
+    /// The target's label, for progress output.
+    pub label: String,
+    /// Clients of the whole step.
+    pub threads: u32,
+}
+
+/// The password and URL of the plan's external PostgreSQL target whose
+/// redacted URL is `shown` (a target's recorded spec).
+pub fn target_options(plan: &Plan, shown: &str) -> Option<PgConnectOptions> {
+    plan.targets.iter().find_map(|t| match &t.spec {
+        TargetSpec::ExternalPostgres { url } => PgConnectOptions::from_url(url)
+            .ok()
+            .filter(|o| o.display_url() == shown),
+        _ => None,
+    })
+}
+
+/// One step run as shards: launches them on `hosts`, starts them together
+/// through the store at `store_url`, and returns their merged result (a
+/// failed result naming the shard when any failed). `Err` only when the
+/// board cannot be used at all.
+pub fn run_sharded(
+    store_url: &str,
+    hosts: &ClientHosts,
+    target: &PgConnectOptions,
+    spec: &ShardSpec,
+    plan: &StepPlan,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<StepResult, DbError> {
+    let board_error = |e: anyhow::Error| DbError::new(ErrorKind::Other, "", format!("{e:#}"));
+    let store = Store::open_postgres(store_url, &std::env::temp_dir()).map_err(board_error)?;
+    let n = hosts.count();
+    let spec_json = serde_json::to_string(spec).expect("a shard spec serializes");
+    let id = store.open_shard_step(n, &spec_json).map_err(board_error)?;
+    let mut shards = LocalShards::launch(store_url, id, n, target.password.as_deref())
+        .map_err(|e| board_error(e.context("launching the client shards")))?;
+    let outcome = coordinate(&store, id, n, hosts, &mut shards, plan, cancel, on_progress);
+    match outcome {
+        Ok(members) => Ok(merge(&members, spec.threads)),
+        Err(reason) => {
+            let _ = store.abort_shard_step(id, &reason);
+            shards.stop();
+            Ok(StepResult::failed(spec.threads, reason))
+        }
+    }
+}
+
+/// The coordinator's part once the shards run: ready, start, results.
+#[allow(clippy::too_many_arguments)]
+fn coordinate(
+    store: &Store,
+    id: i64,
+    n: u32,
+    hosts: &ClientHosts,
+    shards: &mut LocalShards,
+    plan: &StepPlan,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<Vec<MergedShard>, String> {
+    let all = |state: &'static str| {
+        move |m: &[ShardMember]| m.len() == n as usize && m.iter().all(|m| m.state == state)
+    };
+    let waiting = Instant::now() + READY_TIMEOUT;
+    wait_for(store, id, n, hosts, shards, waiting, cancel, &all("ready"), &mut || {})?;
+    let now = store.board_clock_ms().map_err(|e| format!("{e:#}"))?;
+    let start_ms = (now + START_MARGIN_MS).round() as i64;
+    store
+        .publish_shard_start(id, start_ms)
+        .map_err(|e| format!("{e:#}"))?;
+    let total = (plan.warmup + plan.duration).as_secs_f64();
+    let began = Instant::now() + Duration::from_millis(START_MARGIN_MS as u64);
+    let deadline = began + plan.warmup + plan.duration + READY_TIMEOUT;
+    let mut last_tick = Instant::now();
+    let members = wait_for(
+        store,
+        id,
+        n,
+        hosts,
+        shards,
+        deadline,
+        cancel,
+        &all("done"),
+        &mut || {
+            if last_tick.elapsed() < Duration::from_secs(1) || Instant::now() < began {
+                return;
+            }
+            last_tick = Instant::now();
+            let elapsed = began.elapsed().as_secs_f64().min(total);
+            on_progress(&Progress {
+                label: &plan.label,
+                warming_up: elapsed < plan.warmup.as_secs_f64(),
+                elapsed,
+                total,
+                // The shards count; their rates are read once they end.
+                qps: f64::NAN,
+                errors: 0,
+            });
+        },
+    )?;
+    shards.reap();
+    members
+        .into_iter()
+        .map(|m| {
+            let (report, histogram) = m.report.ok_or_else(|| {
+                format!(
+                    "shard {} of {n} on {} ended without a result",
+                    m.shard, m.host
+                )
+            })?;
+            Ok(MergedShard {
+                shard: m.shard,
+                host: m.host,
+                clock_offset_ms: m.clock_offset_ms,
+                start_lag_ms: m.start_lag_ms,
+                report,
+                histogram,
+            })
+        })
+        .collect()
+}
+
+/// Reads the board until `done` holds for its members; fails with the
+/// first shard that failed or whose process ended, on Ctrl-C, or at
+/// `deadline`. `tick` runs on every round.
+#[allow(clippy::too_many_arguments)]
+fn wait_for(
+    store: &Store,
+    id: i64,
+    n: u32,
+    hosts: &ClientHosts,
+    shards: &mut LocalShards,
+    deadline: Instant,
+    cancel: &AtomicBool,
+    done: &dyn Fn(&[ShardMember]) -> bool,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<ShardMember>, String> {
+    loop {
+        let members = store.shard_members(id).map_err(|e| format!("{e:#}"))?;
+        if let Some(m) = members.iter().find(|m| m.state == "failed") {
+            return Err(format!(
+                "shard {} of {n} on {} failed: {}",
+                m.shard,
+                m.host,
+                m.error.as_deref().unwrap_or("no reason given")
+            ));
+        }
+        if done(&members) {
+            return Ok(members);
+        }
+        if let Some((shard, why)) = shards.ended_early(&members) {
+            return Err(format!(
+                "shard {shard} of {n} on {} {why}: the step's result would be partial, so none is kept",
+                hosts.host(shard)
+            ));
+        }
+        if cancel.load(Ordering::Relaxed) {
+            return Err("interrupted by the user".into());
+        }
+        if Instant::now() > deadline {
+            let late: Vec<String> = (0..n)
+                .filter(|s| !members.iter().any(|m| m.shard == *s && done(&[m.clone()])))
+                .map(|s| s.to_string())
+                .collect();
+            return Err(format!(
+                "shard(s) {} of {n} did not report in time: check that their hosts reach the store and the target",
+                late.join(", ")
+            ));
+        }
+        tick();
+        std::thread::sleep(POLL);
+    }
+}
+
+/// `local:N`: the shard processes on this host. Dropping it kills and
+/// reaps any still running; each also dies with the coordinator
+/// (`PR_SET_PDEATHSIG`), so none outlives the run.
+struct LocalShards {
+    children: Vec<Option<Child>>,
+    stderr: Vec<Option<std::thread::JoinHandle<String>>>,
+}
+
+impl LocalShards {
+    fn launch(
+        store_url: &str,
+        id: i64,
+        n: u32,
+        password: Option<&str>,
+    ) -> anyhow::Result<LocalShards> {
+        let exe = std::env::current_exe().context("finding tidemark's own binary")?;
+        let mut me = LocalShards {
+            children: Vec::new(),
+            stderr: Vec::new(),
+        };
+        for shard in 0..n {
+            let mut cmd = Command::new(&exe);
+            cmd.args(["shard", "--step", &id.to_string(), "--shard"])
+                .arg(shard.to_string())
+                .env("TIDEMARK_STORE", store_url)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            match password {
+                Some(p) => cmd.env(PASSWORD_ENV, p),
+                None => cmd.env_remove(PASSWORD_ENV),
+            };
+            // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+            let mut child = cmd.spawn().context("starting a shard process")?;
+            let mut err = child.stderr.take().expect("stderr is piped");
+            me.stderr.push(Some(std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = err.read_to_string(&mut text);
+                text
+            })));
+            me.children.push(Some(child));
+        }
+        Ok(me)
+    }
+
+    /// The first shard whose process ended without leaving a result, and
+    /// how it ended (its last line of error output).
+    fn ended_early(&mut self, members: &[ShardMember]) -> Option<(u32, String)> {
+        for (i, slot) in self.children.iter_mut().enumerate() {
+            let Some(child) = slot else { continue };
+            let Ok(Some(status)) = child.try_wait() else {
+                continue;
+            };
+            *slot = None;
+            let finished = members
+                .iter()
+                .any(|m| m.shard == i as u32 && m.state == "done");
+            if finished {
+                continue;
+            }
+            let said = self.stderr[i]
+                .take()
+                .and_then(|h| h.join().ok())
+                .and_then(|t| t.lines().last().map(str::to_string))
+                .unwrap_or_default();
+            let why = if said.is_empty() {
+                format!("ended ({status}) before it finished")
+            } else {
+                format!("ended ({status}) before it finished: {said}")
+            };
+            return Some((i as u32, why));
+        }
+        None
+    }
+
+    /// Waits for every shard process to exit (they have written their
+    /// results and are closing).
+    fn reap(&mut self) {
+        for child in self.children.iter_mut().filter_map(Option::take) {
+            let mut child = child;
+            let _ = child.wait();
+        }
+    }
+
+    /// Kills and reaps every shard still running.
+    fn stop(&mut self) {
+        for child in self.children.iter_mut().filter_map(Option::take) {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for LocalShards {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Milliseconds since the Unix epoch by this host's clock.
+fn local_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+/// `tidemark shard`: runs shard `shard` of the sharded step `step` on the
+/// board of the store at `store_url`; exit code 0 once its result is
+/// stored, whatever the step measured.
+pub fn run_shard(store_url: &str, step: i64, shard: u32) -> anyhow::Result<i32> {
+    let store = Store::open_postgres(store_url, &std::env::temp_dir())?;
+    let board = store.shard_step(step)?;
+    let outcome = shard_step(&store, step, shard, board.shards, &board.spec_json);
+    match outcome {
+        Ok(result) => {
+            store.finish_shard(step, shard, &result)?;
+            Ok(0)
+        }
+        Err(e) => {
+            let text = crate::util::redact::redact_url_passwords(&format!("{e:#}"));
+            let _ = store.set_shard_state(step, shard, "failed", None, None, Some(&text));
+            Err(e)
+        }
+    }
+}
+
+/// The shard's own step: register, connect and prepare its clients,
+/// report ready, start at the published time, run.
+fn shard_step(
+    store: &Store,
+    step: i64,
+    shard: u32,
+    shards: u32,
+    spec_json: &str,
+) -> anyhow::Result<StepResult> {
+    let spec: ShardSpec = serde_json::from_str(spec_json).context("the shard spec")?;
+    if shard >= shards {
+        anyhow::bail!("--shard {shard}: step {step} has shards 0 to {}", shards - 1);
+    }
+    let (first, count) = share(spec.threads, shards, shard);
+    let host = crate::util::process_identity::ProcessIdentity::current().host;
+    store.register_shard(step, shard, &host, std::process::id(), count)?;
+    let mut opts = PgConnectOptions::from_url(&spec.target_url).map_err(|e| anyhow!(e))?;
+    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+        opts.password = Some(p);
+    }
+    opts.application_name = format!("tidemark-shard{shard}");
+    let connector = PgConnector(opts);
+    let test = catalog::suite()
+        .into_iter()
+        .find(|t| t.name() == spec.test)
+        .ok_or_else(|| anyhow!("no sysbench test {} in this tidemark", spec.test))?;
+    let suite = Sysbench {
+        params: spec.params.clone(),
+        dialect: Dialect::Postgres,
+    };
+    let mut plan = suite.step_plan(&test, &spec.label);
+    plan.threads = count;
+    let hold = || -> Result<(), DbError> {
+        wait_for_start(store, step, shard)
+            .map_err(|e| DbError::new(ErrorKind::Other, "", format!("{e:#}")))
+    };
+    let cancel = super::cancel_flag();
+    run_step_held(
+        &plan,
+        &connector,
+        &|client| suite.client(&test, first + client),
+        cancel,
+        &mut |_| {},
+        &hold,
+    )
+    .map(|mut r| {
+        for c in &mut r.clients {
+            c.client += first;
+        }
+        r
+    })
+    .map_err(|e| anyhow!("{e}"))
+}
+
+/// Reports ready with this host's clock offset, waits for the published
+/// start (or an abort), sleeps until it by this host's clock, and records
+/// how late it woke.
+fn wait_for_start(store: &Store, step: i64, shard: u32) -> anyhow::Result<()> {
+    let before = local_ms();
+    let board_now = store.board_clock_ms()?;
+    let offset = (before + local_ms()) / 2.0 - board_now;
+    store.set_shard_state(step, shard, "ready", Some(offset), None, None)?;
+    let give_up = Instant::now() + READY_TIMEOUT;
+    let start_ms = loop {
+        let s = store.shard_step(step)?;
+        if let Some(reason) = s.aborted {
+            anyhow::bail!("the coordinator aborted the step: {reason}");
+        }
+        if let Some(start) = s.start_ms {
+            break start as f64;
+        }
+        if Instant::now() > give_up {
+            anyhow::bail!("no start was published within {} s", READY_TIMEOUT.as_secs());
+        }
+        std::thread::sleep(POLL);
+    };
+    let wait_ms = start_ms + offset - local_ms();
+    if wait_ms > 0.0 {
+        std::thread::sleep(Duration::from_secs_f64(wait_ms / 1000.0));
+    }
+    let lag = local_ms() - offset - start_ms;
+    store.set_shard_state(step, shard, "running", None, Some(lag), None)?;
+    Ok(())
+}

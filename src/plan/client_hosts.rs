@@ -1,0 +1,163 @@
+//! `--client-hosts`: where a step's clients run when one host cannot
+//! drive the server, split into shards that start together and are
+//! merged exactly. This file holds the grammar, the checks made before any
+//! server starts, and the deterministic split of a step's threads.
+
+use super::target::TargetSpec;
+
+/// Where the shards of each step run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientHosts {
+    /// `local:N`: N `tidemark shard` processes on this host.
+    Local(u32),
+}
+
+/// The most shards a step may have.
+pub const MAX_SHARDS: u32 = 256;
+
+impl ClientHosts {
+    /// Parses `local:N`.
+    pub fn parse(text: &str) -> Result<ClientHosts, String> {
+        let (engine, rest) = text.split_once(':').unwrap_or((text, ""));
+        match engine {
+            "local" => match rest.parse::<u32>() {
+                Ok(n) if (1..=MAX_SHARDS).contains(&n) => Ok(ClientHosts::Local(n)),
+                _ => Err(format!(
+                    "--client-hosts {text}: local:N takes a shard count from 1 to {MAX_SHARDS}, e.g. local:3"
+                )),
+            },
+            "ssh" | "k8s" => Err(format!(
+                "--client-hosts {text}: {engine}: shards are not supported by this build yet; use local:N"
+            )),
+            _ => Err(format!(
+                "--client-hosts {text}: unknown engine `{engine}`; use local:N, e.g. local:3"
+            )),
+        }
+    }
+
+    /// How many shards each step is split into.
+    pub fn count(&self) -> u32 {
+        match self {
+            ClientHosts::Local(n) => *n,
+        }
+    }
+
+    /// The host name a shard runs on, for the board and the export.
+    pub fn host(&self, _shard: u32) -> String {
+        match self {
+            ClientHosts::Local(_) => "local".to_string(),
+        }
+    }
+}
+
+/// Shard `shard` of `shards`' part of a step of `threads` clients: the
+/// first global client index and how many. The first `threads % shards`
+/// shards take one client more; the parts are disjoint and cover all.
+pub fn share(threads: u32, shards: u32, shard: u32) -> (u32, u32) {
+    let base = threads / shards;
+    let extra = threads % shards;
+    let count = base + u32::from(shard < extra);
+    let first = shard * base + shard.min(extra);
+    (first, count)
+}
+
+/// The checks of `--client-hosts` against the rest of the plan, before any
+/// server starts: shards meet in a PostgreSQL store, reach an external
+/// PostgreSQL target by URL, run sysbench steps, and each gets a client.
+pub fn check(
+    hosts: &ClientHosts,
+    store: Option<&str>,
+    targets: &[TargetSpec],
+    runs_ibench: bool,
+    min_threads: u32,
+) -> Result<(), String> {
+    let n = hosts.count();
+    match store {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {}
+        _ => {
+            return Err(
+                "--client-hosts needs a shared PostgreSQL store the shards coordinate through: pass --store postgres://…"
+                    .into(),
+            );
+        }
+    }
+    if let Some(t) = targets
+        .iter()
+        .find(|t| !matches!(t, TargetSpec::ExternalPostgres { .. }))
+    {
+        return Err(format!(
+            "--client-hosts: target {} is not a postgres:// URL; shards reach only external PostgreSQL targets so far (start the server yourself and pass its URL)",
+            target_text(t)
+        ));
+    }
+    if runs_ibench {
+        return Err(
+            "--client-hosts runs sysbench steps only so far: pass --suite sysbench".into(),
+        );
+    }
+    if min_threads < n {
+        return Err(format!(
+            "--client-hosts splits each step's clients over {n} shards but a step has only {min_threads}: pass --threads {n} or more"
+        ));
+    }
+    Ok(())
+}
+
+fn target_text(t: &TargetSpec) -> String {
+    match t {
+        TargetSpec::ExternalPostgres { url } | TargetSpec::ExternalMysql { url } => {
+            crate::util::redact::redact_url_passwords(url)
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_disjoint_and_cover_every_client() {
+        for threads in 1..40 {
+            for shards in 1..=threads.min(7) {
+                let mut next = 0;
+                for s in 0..shards {
+                    let (first, count) = share(threads, shards, s);
+                    assert_eq!(first, next, "{threads} over {shards}");
+                    assert!(count >= threads / shards && count <= threads / shards + 1);
+                    next += count;
+                }
+                assert_eq!(next, threads);
+            }
+        }
+    }
+
+    #[test]
+    fn grammar() {
+        assert_eq!(ClientHosts::parse("local:3"), Ok(ClientHosts::Local(3)));
+        for bad in ["local:0", "local:x", "local", "ftp:a", "local:999"] {
+            let e = ClientHosts::parse(bad).unwrap_err();
+            assert!(e.contains("--client-hosts") && !e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn needs_a_postgres_store_and_url_targets() {
+        let hosts = ClientHosts::Local(2);
+        let pg = [TargetSpec::ExternalPostgres {
+            url: "postgres://u:secret@h/db".into(),
+        }];
+        assert!(check(&hosts, Some("postgres://s@h/db"), &pg, false, 4).is_ok());
+        let e = check(&hosts, None, &pg, false, 4).unwrap_err();
+        assert!(e.contains("--store postgres://"), "{e}");
+        let e = check(&hosts, Some("postgres://s@h/db"), &pg, false, 1).unwrap_err();
+        assert!(e.contains("--threads 2"), "{e}");
+        let e = check(&hosts, Some("postgres://s@h/db"), &pg, true, 4).unwrap_err();
+        assert!(e.contains("--suite sysbench"), "{e}");
+        let my = [TargetSpec::ExternalMysql {
+            url: "mysql://u:secret@h/db".into(),
+        }];
+        let e = check(&hosts, Some("postgres://s@h/db"), &my, false, 4).unwrap_err();
+        assert!(!e.contains("secret"), "{e}");
+    }
+}
