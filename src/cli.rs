@@ -58,7 +58,12 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct ShardArgs {
     /// The shared PostgreSQL store the coordinator uses.
-    #[arg(long, value_name = "URL", env = "TIDEMARK_STORE", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TIDEMARK_STORE",
+        hide_env_values = true
+    )]
     pub store: String,
     /// The sharded step's id on the store's board.
     #[arg(long)]

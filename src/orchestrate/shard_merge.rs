@@ -174,7 +174,10 @@ mod tests {
         // shards' p50s (200 and 10 000).
         assert!(m.histogram.value_at_quantile(0.5) <= 201);
         assert_eq!(m.histogram.max(), a.histogram.max().max(b.histogram.max()));
-        assert_eq!(m.clients.iter().map(|c| c.client).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(
+            m.clients.iter().map(|c| c.client).collect::<Vec<_>>(),
+            [0, 1]
+        );
         assert_eq!(m.status, StepStatus::Ok);
         let list = m.metrics.unwrap()["shards"].as_array().unwrap().clone();
         assert_eq!(list.len(), 2);

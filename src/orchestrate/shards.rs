@@ -116,7 +116,17 @@ fn coordinate(
         move |m: &[ShardMember]| m.len() == n as usize && m.iter().all(|m| m.state == state)
     };
     let waiting = Instant::now() + READY_TIMEOUT;
-    wait_for(store, id, n, hosts, shards, waiting, cancel, &all("ready"), &mut || {})?;
+    wait_for(
+        store,
+        id,
+        n,
+        hosts,
+        shards,
+        waiting,
+        cancel,
+        &all("ready"),
+        &mut || {},
+    )?;
     let now = store.board_clock_ms().map_err(|e| format!("{e:#}"))?;
     let start_ms = (now + START_MARGIN_MS).round() as i64;
     store
@@ -370,7 +380,10 @@ fn shard_step(
 ) -> anyhow::Result<StepResult> {
     let spec: ShardSpec = serde_json::from_str(spec_json).context("the shard spec")?;
     if shard >= shards {
-        anyhow::bail!("--shard {shard}: step {step} has shards 0 to {}", shards - 1);
+        anyhow::bail!(
+            "--shard {shard}: step {step} has shards 0 to {}",
+            shards - 1
+        );
     }
     let (first, count) = share(spec.threads, shards, shard);
     let host = crate::util::process_identity::ProcessIdentity::current().host;
@@ -431,7 +444,10 @@ fn wait_for_start(store: &Store, step: i64, shard: u32) -> anyhow::Result<()> {
             break start as f64;
         }
         if Instant::now() > give_up {
-            anyhow::bail!("no start was published within {} s", READY_TIMEOUT.as_secs());
+            anyhow::bail!(
+                "no start was published within {} s",
+                READY_TIMEOUT.as_secs()
+            );
         }
         std::thread::sleep(POLL);
     };

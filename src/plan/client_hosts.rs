@@ -91,9 +91,7 @@ pub fn check(
         ));
     }
     if runs_ibench {
-        return Err(
-            "--client-hosts runs sysbench steps only so far: pass --suite sysbench".into(),
-        );
+        return Err("--client-hosts runs sysbench steps only so far: pass --suite sysbench".into());
     }
     if min_threads < n {
         return Err(format!(

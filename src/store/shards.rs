@@ -94,10 +94,7 @@ impl Store {
     pub fn board_clock_ms(&self) -> Result<f64> {
         self.need_board()?;
         self.db()
-            .query_value::<f64>(
-                "SELECT extract(epoch FROM clock_timestamp()) * 1000.0",
-                &[],
-            )?
+            .query_value::<f64>("SELECT extract(epoch FROM clock_timestamp()) * 1000.0", &[])?
             .ok_or_else(|| anyhow!("the store returned no time"))
     }
 
