@@ -112,9 +112,6 @@ fn coordinate(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<Vec<MergedShard>, String> {
-    let all = |state: &'static str| {
-        move |m: &[ShardMember]| m.len() == n as usize && m.iter().all(|m| m.state == state)
-    };
     let waiting = Instant::now() + READY_TIMEOUT;
     wait_for(
         store,
@@ -124,7 +121,7 @@ fn coordinate(
         shards,
         waiting,
         cancel,
-        &all("ready"),
+        "ready",
         &mut || {},
     )?;
     let now = store.board_clock_ms().map_err(|e| format!("{e:#}"))?;
@@ -144,7 +141,7 @@ fn coordinate(
         shards,
         deadline,
         cancel,
-        &all("done"),
+        "done",
         &mut || {
             if last_tick.elapsed() < Duration::from_secs(1) || Instant::now() < began {
                 return;
@@ -184,7 +181,7 @@ fn coordinate(
         .collect()
 }
 
-/// Reads the board until `done` holds for its members; fails with the
+/// Reads the board until every shard is in state `want`; fails with the
 /// first shard that failed or whose process ended, on Ctrl-C, or at
 /// `deadline`. `tick` runs on every round.
 #[allow(clippy::too_many_arguments)]
@@ -196,7 +193,7 @@ fn wait_for(
     shards: &mut LocalShards,
     deadline: Instant,
     cancel: &AtomicBool,
-    done: &dyn Fn(&[ShardMember]) -> bool,
+    want: &str,
     tick: &mut dyn FnMut(),
 ) -> Result<Vec<ShardMember>, String> {
     loop {
@@ -209,7 +206,8 @@ fn wait_for(
                 m.error.as_deref().unwrap_or("no reason given")
             ));
         }
-        if done(&members) {
+        let there = |s: u32| members.iter().any(|m| m.shard == s && m.state == want);
+        if (0..n).all(there) {
             return Ok(members);
         }
         if let Some((shard, why)) = shards.ended_early(&members) {
@@ -223,11 +221,11 @@ fn wait_for(
         }
         if Instant::now() > deadline {
             let late: Vec<String> = (0..n)
-                .filter(|s| !members.iter().any(|m| m.shard == *s && done(&[m.clone()])))
+                .filter(|&s| !there(s))
                 .map(|s| s.to_string())
                 .collect();
             return Err(format!(
-                "shard(s) {} of {n} did not report in time: check that their hosts reach the store and the target",
+                "shard(s) {} of {n} were not {want} in time: check that their hosts reach the store and the target",
                 late.join(", ")
             ));
         }
