@@ -210,14 +210,16 @@ fn wait_for(
         if (0..n).all(there) {
             return Ok(members);
         }
+        // Ctrl-C reaches the shards too (one process group): the step is
+        // interrupted, not failed by a shard that stopped for it.
+        if cancel.load(Ordering::Relaxed) {
+            return Err("interrupted by the user before every shard finished".into());
+        }
         if let Some((shard, why)) = shards.ended_early(&members) {
             return Err(format!(
                 "shard {shard} of {n} on {} {why}: the step's result would be partial, so none is kept",
                 hosts.host(shard)
             ));
-        }
-        if cancel.load(Ordering::Relaxed) {
-            return Err("interrupted by the user".into());
         }
         if Instant::now() > deadline {
             let late: Vec<String> = (0..n)
