@@ -57,11 +57,7 @@ fn three_local_shards_merge_exactly_and_a_killed_one_fails_the_step() {
     let pg = start_pg(dir.path(), &[]);
     let opts = pg.connect_options();
     let target = pg_url(&opts);
-    let mut admin = PgConnector(opts.clone()).connect().unwrap();
-    admin.execute_text("CREATE DATABASE shard_store").unwrap();
-    let mut store_opts = opts.clone();
-    store_opts.dbname = "shard_store".into();
-    let store = pg_url(&store_opts);
+    let (store, store_opts) = store_on(&pg);
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
 
@@ -256,5 +252,132 @@ fn three_local_shards_merge_exactly_and_a_killed_one_fails_the_step() {
     assert_eq!(status[0][2], "0", "no partial counts kept as the step's");
     for pid in pids {
         assert!(!alive(pid), "shard process {pid} outlived the step");
+    }
+}
+
+/// The store of a test: database `shard_store` on the test's server, its
+/// URL and connection options.
+fn store_on(
+    pg: &tidemark::server::postgres::ManagedPostgres,
+) -> (String, tidemark::db::postgres::PgConnectOptions) {
+    let opts = pg.connect_options();
+    let mut admin = PgConnector(opts.clone()).connect().unwrap();
+    admin.execute_text("CREATE DATABASE shard_store").unwrap();
+    let mut store_opts = opts;
+    store_opts.dbname = "shard_store".into();
+    (pg_url(&store_opts), store_opts)
+}
+
+#[test]
+fn two_local_shards_run_the_insert_benchmark_one_table_per_client() {
+    let dir = server_tempdir();
+    let pg = start_pg(dir.path(), &[]);
+    let target = pg_url(&pg.connect_options());
+    let (store, store_opts) = store_on(&pg);
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = common::ibench_checks::small_run(results, &[&target], "1");
+    args.extend(
+        [
+            "--client-hosts",
+            "local:2",
+            "--store",
+            &store,
+            "--no-report",
+        ]
+        .map(String::from),
+    );
+    let o = run_tidemark(&args);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+
+    let mut board = PgConnector(store_opts).connect().unwrap();
+    let steps = rows(
+        board.as_mut(),
+        "SELECT id, name, events, statements, histogram, status FROM steps ORDER BY id",
+    );
+    let sharded = rows(board.as_mut(), "SELECT id FROM shard_steps ORDER BY id");
+    assert_eq!(steps.len(), 6, "{steps:?}");
+    assert_eq!(
+        sharded.len(),
+        6,
+        "one sharded step per Insert Benchmark step"
+    );
+    for (step, shard_step) in steps.iter().zip(&sharded) {
+        assert_eq!(step[5], "ok", "{step:?}");
+        let members = rows(
+            board.as_mut(),
+            &format!(
+                "SELECT shard, threads, start_lag_ms, result_json, histogram FROM shard_members \
+                 WHERE shard_step_id = {} ORDER BY shard",
+                shard_step[0]
+            ),
+        );
+        assert_eq!(members.len(), 2);
+        let mut union = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        let (mut events, mut statements) = (0u64, 0u64);
+        let mut role_events: std::collections::BTreeMap<String, u64> = Default::default();
+        for m in &members {
+            assert_eq!(m[1], "1", "one client (and its table) per shard");
+            let lag: f64 = m[2].parse().unwrap();
+            assert!(
+                (-START_BOUND_MS..START_BOUND_MS).contains(&lag),
+                "lag {lag} ms"
+            );
+            let report: serde_json::Value = serde_json::from_str(&m[3]).unwrap();
+            events += report["counts"]["events"].as_u64().unwrap();
+            statements += report["counts"]["statements"].as_u64().unwrap();
+            let clients: Vec<u64> = report["clients"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["client"].as_u64().unwrap())
+                .collect();
+            assert_eq!(
+                clients,
+                [m[0].parse::<u64>().unwrap()],
+                "shard i runs client i"
+            );
+            for r in report["roles"].as_array().unwrap() {
+                *role_events
+                    .entry(r["role"].as_str().unwrap().into())
+                    .or_default() += r["counts"]["events"].as_u64().unwrap();
+            }
+            union.add(histogram(&m[4])).unwrap();
+        }
+        assert_eq!(step[2].parse::<u64>().unwrap(), events, "{}", step[1]);
+        assert_eq!(step[3].parse::<u64>().unwrap(), statements, "{}", step[1]);
+        assert_eq!(histogram(&step[4]), union, "{}: the union", step[1]);
+        let stored_roles = rows(
+            board.as_mut(),
+            &format!(
+                "SELECT role, events FROM step_roles WHERE step_id = {} ORDER BY role",
+                step[0]
+            ),
+        );
+        assert!(!stored_roles.is_empty(), "{}", step[1]);
+        for r in &stored_roles {
+            assert_eq!(
+                r[1].parse::<u64>().unwrap(),
+                role_events[&r[0]],
+                "{} role {}",
+                step[1],
+                r[0]
+            );
+        }
+    }
+    // The suite's own checks: six steps, each ok, fairness over 2 clients.
+    let doc: serde_json::Value = serde_json::from_slice(
+        &run_tidemark(&["export", "--results", results, "--store", &store]).stdout,
+    )
+    .unwrap();
+    for s in doc["runs"][0]["targets"][0]["steps"].as_array().unwrap() {
+        assert_eq!(
+            s["metrics"]["fairness"]["clients"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(s["shards"].as_array().unwrap().len(), 2, "{}", s["name"]);
     }
 }

@@ -7,7 +7,9 @@
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::record::step::{Counts, SecondSample, StepResult, StepStatus, new_histogram};
+use crate::record::step::{
+    Counts, RoleResult, SecondSample, StepResult, StepStatus, new_histogram,
+};
 use crate::store::shards::ShardReport;
 
 /// One finished shard as the coordinator read it from the board.
@@ -19,6 +21,8 @@ pub struct MergedShard {
     pub start_lag_ms: Option<f64>,
     pub report: ShardReport,
     pub histogram: Histogram<u64>,
+    /// Its roles ([`ShardReport::roles`] decoded); empty for a sysbench step.
+    pub roles: Vec<RoleResult>,
 }
 
 /// The step's result from its shards' (a step of `threads` clients).
@@ -33,7 +37,9 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
     let mut status = StepStatus::Ok;
     let mut failure = None;
     let mut list = Vec::with_capacity(shards.len());
+    let mut roles: Vec<RoleResult> = Vec::new();
     for s in shards {
+        merge_roles(&mut roles, &s.roles);
         let r = &s.report;
         let _ = histogram.add(&s.histogram);
         counts.add(&r.counts);
@@ -79,6 +85,10 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
         }));
     }
     clients.sort_by_key(|c| c.client);
+    for r in &mut roles {
+        r.clients.sort_by_key(|c| c.client);
+        r.per_second.sort_by_key(|p| (p.sec, p.client));
+    }
     if status == StepStatus::Ok && counts.errors > 0 {
         status = StepStatus::Errors;
     }
@@ -93,8 +103,33 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
         per_second,
         clients,
         client_cpu_secs: cpu,
-        roles: Vec::new(),
+        roles,
         metrics: Some(json!({ "shards": list })),
+    }
+}
+
+/// Adds a shard's roles to the merged ones (the same roles in the same
+/// order on every shard): counts and CPU summed, histograms added,
+/// clients and per-client seconds gathered.
+fn merge_roles(merged: &mut Vec<RoleResult>, shard: &[RoleResult]) {
+    for r in shard {
+        let Some(m) = merged.iter_mut().find(|m| m.role == r.role) else {
+            merged.push(r.clone());
+            continue;
+        };
+        m.threads += r.threads;
+        m.counts.add(&r.counts);
+        let _ = m.histogram.add(&r.histogram);
+        m.intended = match (m.intended.take(), &r.intended) {
+            (Some(mut a), Some(b)) => {
+                let _ = a.add(b);
+                Some(a)
+            }
+            (a, b) => a.or_else(|| b.clone()),
+        };
+        m.cpu_secs += r.cpu_secs;
+        m.clients.extend(r.clients.iter().cloned());
+        m.per_second.extend(r.per_second.iter().cloned());
     }
 }
 
@@ -155,6 +190,7 @@ mod tests {
                 ..Default::default()
             },
             histogram: h,
+            roles: Vec::new(),
         }
     }
 

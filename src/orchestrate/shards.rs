@@ -24,9 +24,10 @@ use crate::db::{DbError, Dialect, ErrorKind};
 use crate::plan::Plan;
 use crate::plan::client_hosts::{ClientHosts, share};
 use crate::plan::target::TargetSpec;
-use crate::runner::{Progress, StepPlan, StepResult, run_step_held};
+use crate::runner::{Progress, StepResult, run_roles_held, run_step_held};
 use crate::store::Store;
 use crate::store::shards::ShardMember;
+use crate::workload::ibench::{self, Ibench, IbenchParams};
 use crate::workload::sysbench::catalog;
 use crate::workload::sysbench::{Sysbench, SysbenchParams};
 
@@ -48,15 +49,35 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct ShardSpec {
     /// The target's URL without its password.
     pub target_url: String,
-    /// The sysbench test's name (`point-query_range=100`).
-    pub test: String,
-    /// The suite's knobs, with the step's one thread count.
-    pub params: SysbenchParams,
+    /// What the step runs.
+    pub work: ShardWork,
     /// The target's label, for progress output.
     pub label: String,
-    /// Clients of the whole step.
+    /// Clients of the whole step (sysbench threads; Insert Benchmark
+    /// clients, each with all its roles' threads).
     pub threads: u32,
 }
+
+/// The step a shard runs its part of.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ShardWork {
+    /// A sysbench test (`point-query_range=100`) with the suite's knobs
+    /// (the step's one thread count).
+    Sysbench {
+        test: String,
+        params: SysbenchParams,
+    },
+    /// Insert Benchmark step `step` (`l.i1`), number `seq` of the target.
+    Ibench {
+        step: String,
+        seq: u32,
+        params: IbenchParams,
+    },
+}
+
+/// How long a sharded step runs, for its progress line and deadline:
+/// warm-up and measured time, `None` for fixed work.
+pub type Span = Option<(Duration, Duration)>;
 
 /// The password and URL of the plan's external PostgreSQL target whose
 /// redacted URL is `shown` (a target's recorded spec).
@@ -69,6 +90,22 @@ pub fn target_options(plan: &Plan, shown: &str) -> Option<PgConnectOptions> {
     })
 }
 
+/// With `--client-hosts`: where a step's shards run and the target they
+/// reach (with its password), for the target recorded as `shown`; `None`
+/// without the flag.
+pub fn sharded_target(
+    plan: &Plan,
+    shown: &str,
+) -> anyhow::Result<Option<(ClientHosts, PgConnectOptions)>> {
+    let Some(hosts) = plan.client_hosts.clone() else {
+        return Ok(None);
+    };
+    let target = target_options(plan, shown).ok_or_else(|| {
+        anyhow!("--client-hosts: target {shown} is not an external postgres:// URL")
+    })?;
+    Ok(Some((hosts, target)))
+}
+
 /// One step run as shards: launches them on `hosts`, starts them together
 /// through the store at `store_url`, and returns their merged result (a
 /// failed result naming the shard when any failed). `Err` only when the
@@ -78,7 +115,7 @@ pub fn run_sharded(
     hosts: &ClientHosts,
     target: &PgConnectOptions,
     spec: &ShardSpec,
-    plan: &StepPlan,
+    span: Span,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
@@ -89,7 +126,17 @@ pub fn run_sharded(
     let id = store.open_shard_step(n, &spec_json).map_err(board_error)?;
     let mut shards = LocalShards::launch(store_url, id, n, target.password.as_deref())
         .map_err(|e| board_error(e.context("launching the client shards")))?;
-    let outcome = coordinate(&store, id, n, hosts, &mut shards, plan, cancel, on_progress);
+    let label = format!("{} (shards)", spec.label);
+    let outcome = coordinate(
+        &store,
+        id,
+        n,
+        hosts,
+        &mut shards,
+        (&label, span),
+        cancel,
+        on_progress,
+    );
     match outcome {
         Ok(members) => Ok(merge(&members, spec.threads)),
         Err(reason) => {
@@ -108,7 +155,7 @@ fn coordinate(
     n: u32,
     hosts: &ClientHosts,
     shards: &mut LocalShards,
-    plan: &StepPlan,
+    (label, span): (&str, Span),
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<Vec<MergedShard>, String> {
@@ -129,9 +176,15 @@ fn coordinate(
     store
         .publish_shard_start(id, start_ms)
         .map_err(|e| format!("{e:#}"))?;
-    let total = (plan.warmup + plan.duration).as_secs_f64();
+    let (warmup, duration) = span.unwrap_or_default();
+    let total = (warmup + duration).as_secs_f64();
     let began = Instant::now() + Duration::from_millis(START_MARGIN_MS as u64);
-    let deadline = began + plan.warmup + plan.duration + READY_TIMEOUT;
+    // Fixed work (the Insert Benchmark) ends when it ends; a shard that
+    // hangs is still caught when its process ends or Ctrl-C.
+    let deadline = match span {
+        Some(_) => began + warmup + duration + READY_TIMEOUT,
+        None => began + Duration::from_secs(365 * 24 * 3600),
+    };
     let mut last_tick = Instant::now();
     let members = wait_for(
         store,
@@ -147,10 +200,13 @@ fn coordinate(
                 return;
             }
             last_tick = Instant::now();
-            let elapsed = began.elapsed().as_secs_f64().min(total);
+            let elapsed = match span {
+                Some(_) => began.elapsed().as_secs_f64().min(total),
+                None => began.elapsed().as_secs_f64(),
+            };
             on_progress(&Progress {
-                label: &plan.label,
-                warming_up: elapsed < plan.warmup.as_secs_f64(),
+                label,
+                warming_up: elapsed < warmup.as_secs_f64(),
                 elapsed,
                 total,
                 // The shards count; their rates are read once they end.
@@ -169,6 +225,12 @@ fn coordinate(
                     m.shard, m.host
                 )
             })?;
+            let roles = report
+                .roles
+                .iter()
+                .map(|r| r.to_result())
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(|e| format!("shard {} of {n}: {e:#}", m.shard))?;
             Ok(MergedShard {
                 shard: m.shard,
                 host: m.host,
@@ -176,6 +238,7 @@ fn coordinate(
                 start_lag_ms: m.start_lag_ms,
                 report,
                 histogram,
+                roles,
             })
         })
         .collect()
@@ -394,36 +457,53 @@ fn shard_step(
     }
     opts.application_name = format!("tidemark-shard{shard}");
     let connector = PgConnector(opts);
-    let test = catalog::suite()
-        .into_iter()
-        .find(|t| t.name() == spec.test)
-        .ok_or_else(|| anyhow!("no sysbench test {} in this tidemark", spec.test))?;
-    let suite = Sysbench {
-        params: spec.params.clone(),
-        dialect: Dialect::Postgres,
-    };
-    let mut plan = suite.step_plan(&test, &spec.label);
-    plan.threads = count;
     let hold = || -> Result<(), DbError> {
         wait_for_start(store, step, shard)
             .map_err(|e| DbError::new(ErrorKind::Other, "", format!("{e:#}")))
     };
     let cancel = super::cancel_flag();
-    run_step_held(
-        &plan,
-        &connector,
-        &|client| suite.client(&test, first + client),
-        cancel,
-        &mut |_| {},
-        &hold,
-    )
-    .map(|mut r| {
-        for c in &mut r.clients {
-            c.client += first;
+    let result = match &spec.work {
+        ShardWork::Sysbench { test, params } => {
+            let test = catalog::suite()
+                .into_iter()
+                .find(|t| t.name() == *test)
+                .ok_or_else(|| anyhow!("no sysbench test {test} in this tidemark"))?;
+            let suite = Sysbench {
+                params: params.clone(),
+                dialect: Dialect::Postgres,
+            };
+            let mut plan = suite.step_plan(&test, &spec.label);
+            plan.threads = count;
+            run_step_held(
+                &plan,
+                &connector,
+                &|client| suite.client(&test, first + client),
+                cancel,
+                &mut |_| {},
+                &hold,
+            )
+            .map(|mut r| {
+                for c in &mut r.clients {
+                    c.client += first;
+                }
+                r
+            })
         }
-        r
-    })
-    .map_err(|e| anyhow!("{e}"))
+        ShardWork::Ibench {
+            step: name,
+            seq,
+            params,
+        } => {
+            let ib = Ibench::new(params.clone(), Dialect::Postgres);
+            let def = ibench::steps(params)
+                .into_iter()
+                .find(|s| s.name == *name)
+                .ok_or_else(|| anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
+            let plan = ib.roles_plan_for(&def, *seq, &spec.label, first..first + count);
+            run_roles_held(plan, &connector, cancel, &mut |_| {}, &hold)
+        }
+    };
+    result.map_err(|e| anyhow!("{e}"))
 }
 
 /// Reports ready with this host's clock offset, waits for the published

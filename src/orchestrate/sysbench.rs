@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::cancelled;
-use super::shards::{self, ShardSpec};
+use super::shards::{self, ShardSpec, ShardWork};
 use super::step::StepContext;
 use crate::db::postgres::PgConnectOptions;
 use crate::db::{Conn, Connector};
@@ -123,17 +123,15 @@ fn sharding(
     test: &crate::workload::sysbench::TestDef,
     label: &str,
 ) -> anyhow::Result<Option<(ClientHosts, PgConnectOptions, ShardSpec)>> {
-    let Some(hosts) = plan.client_hosts.clone() else {
+    let Some((hosts, target)) = shards::sharded_target(plan, &ctx.server.info().spec)? else {
         return Ok(None);
     };
-    let shown = &ctx.server.info().spec;
-    let target = shards::target_options(plan, shown).ok_or_else(|| {
-        anyhow::anyhow!("--client-hosts: target {shown} is not an external postgres:// URL")
-    })?;
     let spec = ShardSpec {
         target_url: target.display_url(),
-        test: test.name(),
-        params: suite.params.clone(),
+        work: ShardWork::Sysbench {
+            test: test.name(),
+            params: suite.params.clone(),
+        },
         label: label.to_string(),
         threads: suite.step_plan(test, label).threads,
     };
@@ -192,7 +190,8 @@ pub fn run_test(
         |conn, cancel, progress| {
             if let Some((hosts, target, spec)) = &sharded {
                 let store = plan.input.store.as_deref().unwrap_or_default();
-                shards::run_sharded(store, hosts, target, spec, &step_plan, cancel, progress)
+                let span = Some((step_plan.warmup, step_plan.duration));
+                shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
             } else if multiplexed {
                 mux::run_step_mux(
                     &step_plan,

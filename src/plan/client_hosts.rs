@@ -63,12 +63,14 @@ pub fn share(threads: u32, shards: u32, shard: u32) -> (u32, u32) {
 
 /// The checks of `--client-hosts` against the rest of the plan, before any
 /// server starts: shards meet in a PostgreSQL store, reach an external
-/// PostgreSQL target by URL, run sysbench steps, and each gets a client.
+/// PostgreSQL target by URL, and each gets a client. `ibench` is the
+/// Insert Benchmark's clients and whether they share one table, when the
+/// suite runs it.
 pub fn check(
     hosts: &ClientHosts,
     store: Option<&str>,
     targets: &[TargetSpec],
-    runs_ibench: bool,
+    ibench: Option<(u32, bool)>,
     min_threads: u32,
 ) -> Result<(), String> {
     let n = hosts.count();
@@ -90,8 +92,19 @@ pub fn check(
             target_text(t)
         ));
     }
-    if runs_ibench {
-        return Err("--client-hosts runs sysbench steps only so far: pass --suite sysbench".into());
+    match ibench {
+        Some((_, true)) => {
+            return Err(
+                "--client-hosts: the Insert Benchmark's clients share one table here, which shards cannot split: drop the one-table setting"
+                    .into(),
+            );
+        }
+        Some((clients, _)) if clients < n => {
+            return Err(format!(
+                "--client-hosts splits the Insert Benchmark's clients over {n} shards but it has only {clients}: pass more clients or fewer shards"
+            ));
+        }
+        _ => {}
     }
     if min_threads < n {
         return Err(format!(
@@ -145,17 +158,21 @@ mod tests {
         let pg = [TargetSpec::ExternalPostgres {
             url: "postgres://u:secret@h/db".into(),
         }];
-        assert!(check(&hosts, Some("postgres://s@h/db"), &pg, false, 4).is_ok());
-        let e = check(&hosts, None, &pg, false, 4).unwrap_err();
+        let store = Some("postgres://s@h/db");
+        assert!(check(&hosts, store, &pg, None, 4).is_ok());
+        assert!(check(&hosts, store, &pg, Some((2, false)), 4).is_ok());
+        let e = check(&hosts, None, &pg, None, 4).unwrap_err();
         assert!(e.contains("--store postgres://"), "{e}");
-        let e = check(&hosts, Some("postgres://s@h/db"), &pg, false, 1).unwrap_err();
+        let e = check(&hosts, store, &pg, None, 1).unwrap_err();
         assert!(e.contains("--threads 2"), "{e}");
-        let e = check(&hosts, Some("postgres://s@h/db"), &pg, true, 4).unwrap_err();
-        assert!(e.contains("--suite sysbench"), "{e}");
+        let e = check(&hosts, store, &pg, Some((1, false)), 4).unwrap_err();
+        assert!(e.contains("only 1"), "{e}");
+        let e = check(&hosts, store, &pg, Some((4, true)), 4).unwrap_err();
+        assert!(e.contains("one table"), "{e}");
         let my = [TargetSpec::ExternalMysql {
             url: "mysql://u:secret@h/db".into(),
         }];
-        let e = check(&hosts, Some("postgres://s@h/db"), &my, false, 4).unwrap_err();
+        let e = check(&hosts, store, &my, None, 4).unwrap_err();
         assert!(!e.contains("secret"), "{e}");
     }
 }

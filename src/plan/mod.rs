@@ -313,20 +313,25 @@ impl Plan {
             Some(text) => {
                 let hosts = client_hosts::ClientHosts::parse(text)?;
                 let per_table = tests.iter().any(|t| t.threads_per_table);
-                let min_threads = p
-                    .threads
-                    .counts()
-                    .iter()
-                    .copied()
-                    .chain(per_table.then_some(p.tables))
-                    .min()
-                    .unwrap_or(1);
+                let min_threads = if suite.runs_sysbench() {
+                    p.threads
+                        .counts()
+                        .iter()
+                        .copied()
+                        .chain(per_table.then_some(p.tables))
+                        .min()
+                        .unwrap_or(1)
+                } else {
+                    u32::MAX
+                };
                 let specs: Vec<TargetSpec> = targets.iter().map(|t| t.spec.clone()).collect();
                 client_hosts::check(
                     &hosts,
                     input.store.as_deref(),
                     &specs,
-                    suite.runs_ibench(),
+                    suite
+                        .runs_ibench()
+                        .then_some((ibench.clients, ibench.one_table)),
                     min_threads,
                 )?;
                 Some(hosts)

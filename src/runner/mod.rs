@@ -34,7 +34,7 @@ use monitor::{ThreadSecond, Watch, monitor};
 pub use result::{
     ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
-pub use roles::{RolesPlan, ThreadPlan, run_roles};
+pub use roles::{RolesPlan, ThreadPlan, run_roles, run_roles_held};
 
 /// What one event did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

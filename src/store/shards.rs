@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use super::Store;
 use super::backend::{Engine, params};
 use super::write::{decode_histogram, encode_histogram};
-use crate::record::step::{ClientResult, Counts, SecondSample, StepResult, StepStatus};
+use crate::record::step::{
+    ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
+};
 
 /// What one shard measured, as it writes it to the board (the histogram
 /// goes beside it, as a blob).
@@ -27,12 +29,81 @@ pub struct ShardReport {
     pub per_second: Vec<SecondSample>,
     pub clients: Vec<ClientResult>,
     pub client_cpu_secs: f64,
+    /// Per role, for a multi-role step (the Insert Benchmark).
+    #[serde(default)]
+    pub roles: Vec<ShardRole>,
+}
+
+/// One role of a shard's multi-role step, its histograms as hex of their
+/// HdrHistogram V2 form.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardRole {
+    pub role: String,
+    pub threads: u32,
+    pub counts: Counts,
+    pub target_rate: Option<f64>,
+    pub histogram_hex: String,
+    pub intended_hex: Option<String>,
+    pub cpu_secs: f64,
+    pub clients: Vec<RoleClient>,
+    pub per_second: Vec<RoleSecond>,
+}
+
+impl ShardRole {
+    fn of(r: &RoleResult) -> Result<ShardRole> {
+        Ok(ShardRole {
+            role: r.role.clone(),
+            threads: r.threads,
+            counts: r.counts,
+            target_rate: r.target_rate,
+            histogram_hex: to_hex(&encode_histogram(&r.histogram)?),
+            intended_hex: r
+                .intended
+                .as_ref()
+                .map(|h| encode_histogram(h).map(|b| to_hex(&b)))
+                .transpose()?,
+            cpu_secs: r.cpu_secs,
+            clients: r.clients.clone(),
+            per_second: r.per_second.clone(),
+        })
+    }
+
+    /// The role as the runner's type, histograms decoded.
+    pub fn to_result(&self) -> Result<RoleResult> {
+        let decode = |hex: &str| -> Result<Histogram<u64>> {
+            decode_histogram(
+                &from_hex(hex).ok_or_else(|| anyhow!("a role histogram that is not hex"))?,
+            )
+        };
+        Ok(RoleResult {
+            role: self.role.clone(),
+            threads: self.threads,
+            counts: self.counts,
+            target_rate: self.target_rate,
+            histogram: decode(&self.histogram_hex)?,
+            intended: self.intended_hex.as_deref().map(decode).transpose()?,
+            cpu_secs: self.cpu_secs,
+            clients: self.clients.clone(),
+            per_second: self.per_second.clone(),
+        })
+    }
+}
+
+fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn from_hex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 impl ShardReport {
     /// The board's form of a shard's step result.
-    pub fn of(result: &StepResult) -> ShardReport {
-        ShardReport {
+    pub fn of(result: &StepResult) -> Result<ShardReport> {
+        Ok(ShardReport {
             status: result.status.as_str().to_string(),
             failure: result.failure.clone(),
             secs: result.secs,
@@ -42,7 +113,12 @@ impl ShardReport {
             per_second: result.per_second.clone(),
             clients: result.clients.clone(),
             client_cpu_secs: result.client_cpu_secs,
-        }
+            roles: result
+                .roles
+                .iter()
+                .map(ShardRole::of)
+                .collect::<Result<_>>()?,
+        })
     }
 
     /// How the shard's step ended.
@@ -185,7 +261,7 @@ impl Store {
 
     /// Stores shard `shard`'s result and marks it `done`.
     pub fn finish_shard(&self, id: i64, shard: u32, result: &StepResult) -> Result<()> {
-        let report = serde_json::to_string(&ShardReport::of(result))?;
+        let report = serde_json::to_string(&ShardReport::of(result)?)?;
         let histogram = encode_histogram(&result.histogram)?;
         self.db().execute(
             "UPDATE shard_members SET state = 'done', result_json = ?1, histogram = ?2 \
