@@ -190,6 +190,28 @@ fn three_local_shards_merge_exactly_and_a_killed_one_fails_the_step() {
         "{shards:?}"
     );
 
+    // The report shows each shard's rate.
+    let out = dir.path().join("report");
+    let o = run_tidemark(&[
+        "report",
+        "--results",
+        results,
+        "--store",
+        &store,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let table = md
+        .split("## Client shards")
+        .nth(1)
+        .expect("a shards section");
+    for s in shards {
+        let cells = format!("| {} | {:.0} |", s["events"], s["qps"].as_f64().unwrap());
+        assert!(table.contains(&cells), "{cells} in {table}");
+    }
+
     // A shard killed mid-step: the step fails and names it.
     let mut args = short_run(
         results,
