@@ -169,7 +169,7 @@ fn coordinate(
         waiting,
         cancel,
         "ready",
-        &mut || {},
+        &mut |_| {},
     )?;
     let now = store.board_clock_ms().map_err(|e| format!("{e:#}"))?;
     let start_ms = (now + START_MARGIN_MS).round() as i64;
@@ -195,7 +195,7 @@ fn coordinate(
         deadline,
         cancel,
         "done",
-        &mut || {
+        &mut |members| {
             if last_tick.elapsed() < Duration::from_secs(1) || Instant::now() < began {
                 return;
             }
@@ -209,9 +209,9 @@ fn coordinate(
                 warming_up: elapsed < warmup.as_secs_f64(),
                 elapsed,
                 total,
-                // The shards count; their rates are read once they end.
-                qps: f64::NAN,
-                errors: 0,
+                // The shards' own last seconds, summed.
+                qps: members.iter().filter_map(|m| m.live).map(|l| l.0).sum(),
+                errors: members.iter().filter_map(|m| m.live).map(|l| l.1).sum(),
             });
         },
     )?;
@@ -257,7 +257,7 @@ fn wait_for(
     deadline: Instant,
     cancel: &AtomicBool,
     want: &str,
-    tick: &mut dyn FnMut(),
+    tick: &mut dyn FnMut(&[ShardMember]),
 ) -> Result<Vec<ShardMember>, String> {
     loop {
         let members = store.shard_members(id).map_err(|e| format!("{e:#}"))?;
@@ -294,7 +294,7 @@ fn wait_for(
                 late.join(", ")
             ));
         }
-        tick();
+        tick(&members);
         std::thread::sleep(POLL);
     }
 }
@@ -462,6 +462,11 @@ fn shard_step(
             .map_err(|e| DbError::new(ErrorKind::Other, "", format!("{e:#}")))
     };
     let cancel = super::cancel_flag();
+    // Once a second: this shard's rate for the coordinator's progress line
+    // (a failed write only costs the line a second).
+    let mut live = |p: &Progress<'_>| {
+        let _ = store.set_shard_live(step, shard, p.qps, p.errors);
+    };
     let result = match &spec.work {
         ShardWork::Sysbench { test, params } => {
             let test = catalog::suite()
@@ -479,7 +484,7 @@ fn shard_step(
                 &connector,
                 &|client| suite.client(&test, first + client),
                 cancel,
-                &mut |_| {},
+                &mut live,
                 &hold,
             )
             .map(|mut r| {
@@ -500,7 +505,7 @@ fn shard_step(
                 .find(|s| s.name == *name)
                 .ok_or_else(|| anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
             let plan = ib.roles_plan_for(&def, *seq, &spec.label, first..first + count);
-            run_roles_held(plan, &connector, cancel, &mut |_| {}, &hold)
+            run_roles_held(plan, &connector, cancel, &mut live, &hold)
         }
     };
     result.map_err(|e| anyhow!("{e}"))

@@ -449,6 +449,8 @@ CREATE TABLE shard_members (
     clock_offset_ms REAL,          -- this host's clock minus the store's
     start_lag_ms  REAL,            -- its actual start after the published one
     error         TEXT,
+    live_qps      REAL,            -- statements/s in its last second, while it runs
+    live_errors   INTEGER,         -- errors so far, while it runs
     result_json   TEXT,            -- counts, seconds, clients (no histogram)
     histogram     BLOB,            -- HdrHistogram V2 of its event latencies
     PRIMARY KEY (shard_step_id, shard)

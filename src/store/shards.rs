@@ -139,6 +139,9 @@ pub struct ShardMember {
     pub clock_offset_ms: Option<f64>,
     pub start_lag_ms: Option<f64>,
     pub error: Option<String>,
+    /// Statements per second in its last second and errors so far, while
+    /// it runs (`None` before its first second).
+    pub live: Option<(f64, u64)>,
     /// Its result and histogram once `done`.
     pub report: Option<(ShardReport, Histogram<u64>)>,
 }
@@ -259,6 +262,17 @@ impl Store {
         Ok(())
     }
 
+    /// Shard `shard`'s rate in its last second and its errors so far, for
+    /// the coordinator's progress line.
+    pub fn set_shard_live(&self, id: i64, shard: u32, qps: f64, errors: u64) -> Result<()> {
+        self.db().execute(
+            "UPDATE shard_members SET live_qps = ?1, live_errors = ?2 \
+             WHERE shard_step_id = ?3 AND shard = ?4",
+            &params![qps, errors as i64, id, shard],
+        )?;
+        Ok(())
+    }
+
     /// Stores shard `shard`'s result and marks it `done`.
     pub fn finish_shard(&self, id: i64, shard: u32, result: &StepResult) -> Result<()> {
         let report = serde_json::to_string(&ShardReport::of(result)?)?;
@@ -275,7 +289,7 @@ impl Store {
     pub fn shard_members(&self, id: i64) -> Result<Vec<ShardMember>> {
         let rows = self.db().query(
             "SELECT shard, host, pid, threads, state, clock_offset_ms, start_lag_ms, error, \
-               result_json, histogram \
+               live_qps, live_errors, result_json, histogram \
              FROM shard_members WHERE shard_step_id = ?1 ORDER BY shard",
             &params![id],
         )?;
@@ -296,6 +310,10 @@ impl Store {
                 clock_offset_ms: row.get("clock_offset_ms")?,
                 start_lag_ms: row.get("start_lag_ms")?,
                 error: row.get("error")?,
+                live: match (row.get("live_qps")?, row.get("live_errors")?) {
+                    (Some(q), Some(e)) => Some((q, e)),
+                    _ => None,
+                },
                 report,
             });
         }
