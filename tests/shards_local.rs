@@ -212,6 +212,14 @@ fn three_local_shards_merge_exactly_and_a_killed_one_fails_the_step() {
         assert!(table.contains(&cells), "{cells} in {table}");
     }
 
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let section = html
+        .split("<section id=\"shards\">")
+        .nth(1)
+        .expect("an HTML shards section");
+    let section = section.split("</section>").next().unwrap();
+    assert_eq!(section.matches("<tr><td").count(), 3, "{section}");
+
     // A shard killed mid-step: the step fails and names it.
     let mut args = short_run(
         results,
