@@ -11,8 +11,10 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use crate::plan::{Overrides, Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
+mod shard_verb;
 mod store_verbs;
 
+pub use shard_verb::ShardArgs;
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
 use store_verbs::{copy_runs, history};
 
@@ -51,26 +53,6 @@ pub enum Command {
     /// One client shard of a step split by `run --client-hosts` (started
     /// by the coordinator, not by hand).
     Shard(ShardArgs),
-}
-
-/// `tidemark shard …`: which shard of which sharded step, and the store
-/// whose board holds it.
-#[derive(Args, Debug)]
-pub struct ShardArgs {
-    /// The shared PostgreSQL store the coordinator uses.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "TIDEMARK_STORE",
-        hide_env_values = true
-    )]
-    pub store: String,
-    /// The sharded step's id on the store's board.
-    #[arg(long)]
-    pub step: i64,
-    /// This shard's number (0-based).
-    #[arg(long)]
-    pub shard: u32,
 }
 
 /// `tidemark servers …`.

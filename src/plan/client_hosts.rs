@@ -4,6 +4,8 @@
 //! server starts, and the deterministic split of a step's threads.
 
 use super::target::TargetSpec;
+use crate::workload::ibench::IbenchParams;
+use crate::workload::sysbench::{SysbenchParams, TestDef};
 
 /// Where the shards of each step run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +61,39 @@ pub fn share(threads: u32, shards: u32, shard: u32) -> (u32, u32) {
     let count = base + u32::from(shard < extra);
     let first = shard * base + shard.min(extra);
     (first, count)
+}
+
+/// `--client-hosts` as given (`None`: not given), parsed and checked
+/// against the rest of the plan: the store, the targets, and each step's
+/// clients (sysbench threads, or the Insert Benchmark's clients).
+pub fn from_plan(
+    text: Option<&str>,
+    store: Option<&str>,
+    targets: &[super::TargetPlan],
+    suite: super::Suite,
+    (sysbench, tests): (&SysbenchParams, &[TestDef]),
+    ibench: &IbenchParams,
+) -> Result<Option<ClientHosts>, String> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let hosts = ClientHosts::parse(text)?;
+    let per_table = tests.iter().any(|t| t.threads_per_table);
+    let min_threads = if suite.runs_sysbench() {
+        let counts = sysbench.threads.counts().iter().copied();
+        counts
+            .chain(per_table.then_some(sysbench.tables))
+            .min()
+            .unwrap_or(1)
+    } else {
+        u32::MAX
+    };
+    let specs: Vec<TargetSpec> = targets.iter().map(|t| t.spec.clone()).collect();
+    let ib = suite
+        .runs_ibench()
+        .then_some((ibench.clients, ibench.one_table));
+    check(&hosts, store, &specs, ib, min_threads)?;
+    Ok(Some(hosts))
 }
 
 /// The checks of `--client-hosts` against the rest of the plan, before any

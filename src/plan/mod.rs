@@ -308,35 +308,14 @@ impl Plan {
         };
         let server_cpus = cpus(&input.server_cpus, "--server-cpus")?;
         let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
-        let client_hosts = match input.client_hosts.as_deref() {
-            None => None,
-            Some(text) => {
-                let hosts = client_hosts::ClientHosts::parse(text)?;
-                let per_table = tests.iter().any(|t| t.threads_per_table);
-                let min_threads = if suite.runs_sysbench() {
-                    p.threads
-                        .counts()
-                        .iter()
-                        .copied()
-                        .chain(per_table.then_some(p.tables))
-                        .min()
-                        .unwrap_or(1)
-                } else {
-                    u32::MAX
-                };
-                let specs: Vec<TargetSpec> = targets.iter().map(|t| t.spec.clone()).collect();
-                client_hosts::check(
-                    &hosts,
-                    input.store.as_deref(),
-                    &specs,
-                    suite
-                        .runs_ibench()
-                        .then_some((ibench.clients, ibench.one_table)),
-                    min_threads,
-                )?;
-                Some(hosts)
-            }
-        };
+        let client_hosts = client_hosts::from_plan(
+            input.client_hosts.as_deref(),
+            input.store.as_deref(),
+            &targets,
+            suite,
+            (&p, &tests),
+            &ibench,
+        )?;
         Ok(Plan {
             client_hosts,
             interleave,
