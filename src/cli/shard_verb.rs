@@ -21,4 +21,7 @@ pub struct ShardArgs {
     /// This shard's number (0-based).
     #[arg(long)]
     pub shard: u32,
+    /// End when standard input closes (a shard started over ssh).
+    #[arg(long)]
+    pub lifeline: bool,
 }

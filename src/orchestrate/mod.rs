@@ -16,6 +16,7 @@ pub mod limits;
 pub mod matrix;
 pub mod provide;
 pub mod shard_merge;
+pub mod shard_ssh;
 pub mod shards;
 pub mod step;
 pub mod sysbench;
@@ -68,6 +69,7 @@ fn install_signal_handlers() {
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
     place_cpus(plan)?;
+    shards::prepare_hosts(plan)?;
     install_signal_handlers();
     matrix::execute(plan, None)
 }
@@ -76,6 +78,7 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
     place_cpus(plan)?;
+    shards::prepare_hosts(plan)?;
     install_signal_handlers();
     matrix::execute(plan, Some(run_id))
 }

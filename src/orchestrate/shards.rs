@@ -106,6 +106,15 @@ pub fn sharded_target(
     Ok(Some((hosts, target)))
 }
 
+/// Before any server starts: `ssh:` hosts reachable and with this
+/// tidemark ([`super::shard_ssh::prepare`]); nothing for other engines.
+pub fn prepare_hosts(plan: &Plan) -> anyhow::Result<()> {
+    match &plan.client_hosts {
+        Some(ClientHosts::Ssh(hosts)) => super::shard_ssh::prepare(hosts),
+        _ => Ok(()),
+    }
+}
+
 /// One step run as shards: launches them on `hosts`, starts them together
 /// through the store at `store_url`, and returns their merged result (a
 /// failed result naming the shard when any failed). `Err` only when the
@@ -124,7 +133,7 @@ pub fn run_sharded(
     let n = hosts.count();
     let spec_json = serde_json::to_string(spec).expect("a shard spec serializes");
     let id = store.open_shard_step(n, &spec_json).map_err(board_error)?;
-    let mut shards = LocalShards::launch(store_url, id, n, target.password.as_deref())
+    let mut shards = LocalShards::launch(hosts, store_url, id, target.password.as_deref())
         .map_err(|e| board_error(e.context("launching the client shards")))?;
     let label = format!("{} (shards)", spec.label);
     let outcome = coordinate(
@@ -299,38 +308,57 @@ fn wait_for(
     }
 }
 
-/// `local:N`: the shard processes on this host. Dropping it kills and
-/// reaps any still running; each also dies with the coordinator
-/// (`PR_SET_PDEATHSIG`), so none outlives the run.
+/// The shard processes: `tidemark shard` itself (`local:N`) or the ssh
+/// client that runs it on a host (`ssh:`). Dropping it kills and reaps any
+/// still running; each also dies with the coordinator
+/// (`PR_SET_PDEATHSIG`), and a remote shard ends when its ssh does, so
+/// none outlives the run.
 struct LocalShards {
     children: Vec<Option<Child>>,
     stderr: Vec<Option<std::thread::JoinHandle<String>>>,
+    /// The ssh shards' inputs, held open while they run.
+    stdin: Vec<std::process::ChildStdin>,
 }
 
 impl LocalShards {
     fn launch(
+        hosts: &ClientHosts,
         store_url: &str,
         id: i64,
-        n: u32,
         password: Option<&str>,
     ) -> anyhow::Result<LocalShards> {
         let exe = std::env::current_exe().context("finding tidemark's own binary")?;
         let mut me = LocalShards {
             children: Vec::new(),
             stderr: Vec::new(),
+            stdin: Vec::new(),
         };
-        for shard in 0..n {
-            let mut cmd = Command::new(&exe);
-            cmd.args(["shard", "--step", &id.to_string(), "--shard"])
-                .arg(shard.to_string())
-                .env("TIDEMARK_STORE", store_url)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            match password {
-                Some(p) => cmd.env(PASSWORD_ENV, p),
-                None => cmd.env_remove(PASSWORD_ENV),
+        for shard in 0..hosts.count() {
+            let mut cmd = match hosts {
+                ClientHosts::Local(_) => {
+                    let mut cmd = Command::new(&exe);
+                    cmd.args(["shard", "--step", &id.to_string(), "--shard"])
+                        .arg(shard.to_string())
+                        .env("TIDEMARK_STORE", store_url)
+                        .stdin(Stdio::null());
+                    match password {
+                        Some(p) => cmd.env(PASSWORD_ENV, p),
+                        None => cmd.env_remove(PASSWORD_ENV),
+                    };
+                    cmd
+                }
+                ClientHosts::Ssh(names) => {
+                    let mut cmd = super::shard_ssh::shard_command(
+                        &names[shard as usize],
+                        shard as usize,
+                        id,
+                        shard,
+                    );
+                    cmd.stdin(Stdio::piped());
+                    cmd
+                }
             };
+            cmd.stdout(Stdio::null()).stderr(Stdio::piped());
             // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
             unsafe {
                 cmd.pre_exec(|| {
@@ -339,6 +367,16 @@ impl LocalShards {
                 });
             }
             let mut child = cmd.spawn().context("starting a shard process")?;
+            if let Some(mut input) = child.stdin.take() {
+                // The secrets on the shard's input, which stays open: the
+                // shard ends when it closes (this process or ssh gone).
+                use std::io::Write;
+                let secrets = format!("{store_url}\n{}\n", password.unwrap_or_default());
+                input
+                    .write_all(secrets.as_bytes())
+                    .context("handing a shard its store")?;
+                me.stdin.push(input);
+            }
             let mut err = child.stderr.take().expect("stderr is piped");
             me.stderr.push(Some(std::thread::spawn(move || {
                 let mut text = String::new();
@@ -415,7 +453,16 @@ fn local_ms() -> f64 {
 /// `tidemark shard`: runs shard `shard` of the sharded step `step` on the
 /// board of the store at `store_url`; exit code 0 once its result is
 /// stored, whatever the step measured.
-pub fn run_shard(store_url: &str, step: i64, shard: u32) -> anyhow::Result<i32> {
+pub fn run_shard(store_url: &str, step: i64, shard: u32, lifeline: bool) -> anyhow::Result<i32> {
+    if lifeline {
+        // Started over ssh: the coordinator's end of the input closing
+        // means it (or its ssh) is gone; so is this shard.
+        std::thread::spawn(|| {
+            let mut sink = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut sink);
+            std::process::exit(3);
+        });
+    }
     let store = Store::open_postgres(store_url, &std::env::temp_dir())?;
     let board = store.shard_step(step)?;
     let outcome = shard_step(&store, step, shard, board.shards, &board.spec_json);
@@ -452,7 +499,9 @@ fn shard_step(
     let host = crate::util::process_identity::ProcessIdentity::current().host;
     store.register_shard(step, shard, &host, std::process::id(), count)?;
     let mut opts = PgConnectOptions::from_url(&spec.target_url).map_err(|e| anyhow!(e))?;
-    if let Ok(p) = std::env::var(PASSWORD_ENV) {
+    if let Ok(p) = std::env::var(PASSWORD_ENV)
+        && !p.is_empty()
+    {
         opts.password = Some(p);
     }
     opts.application_name = format!("tidemark-shard{shard}");

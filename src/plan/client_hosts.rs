@@ -12,6 +12,8 @@ use crate::workload::sysbench::{SysbenchParams, TestDef};
 pub enum ClientHosts {
     /// `local:N`: N `tidemark shard` processes on this host.
     Local(u32),
+    /// `ssh:host1,host2`: one shard per host, over OpenSSH.
+    Ssh(Vec<String>),
 }
 
 /// The most shards a step may have.
@@ -28,7 +30,23 @@ impl ClientHosts {
                     "--client-hosts {text}: local:N takes a shard count from 1 to {MAX_SHARDS}, e.g. local:3"
                 )),
             },
-            "ssh" | "k8s" => Err(format!(
+            "ssh" => {
+                let hosts: Vec<String> = rest.split(',').map(|h| h.trim().to_string()).collect();
+                let ok = |h: &String| {
+                    !h.is_empty()
+                        && !h.starts_with('-')
+                        && h.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "@._:-[]".contains(c))
+                };
+                if hosts.iter().all(ok) && hosts.len() as u32 <= MAX_SHARDS {
+                    Ok(ClientHosts::Ssh(hosts))
+                } else {
+                    Err(format!(
+                        "--client-hosts {text}: ssh: takes host names (as ssh takes them, user@host allowed) separated by commas, e.g. ssh:bench1,bench2"
+                    ))
+                }
+            }
+            "k8s" => Err(format!(
                 "--client-hosts {text}: {engine}: shards are not supported by this build yet; use local:N"
             )),
             _ => Err(format!(
@@ -41,13 +59,15 @@ impl ClientHosts {
     pub fn count(&self) -> u32 {
         match self {
             ClientHosts::Local(n) => *n,
+            ClientHosts::Ssh(hosts) => hosts.len() as u32,
         }
     }
 
     /// The host name a shard runs on, for the board and the export.
-    pub fn host(&self, _shard: u32) -> String {
+    pub fn host(&self, shard: u32) -> String {
         match self {
             ClientHosts::Local(_) => "local".to_string(),
+            ClientHosts::Ssh(hosts) => hosts[shard as usize].clone(),
         }
     }
 }
@@ -181,7 +201,20 @@ mod tests {
     #[test]
     fn grammar() {
         assert_eq!(ClientHosts::parse("local:3"), Ok(ClientHosts::Local(3)));
-        for bad in ["local:0", "local:x", "local", "ftp:a", "local:999"] {
+        assert_eq!(
+            ClientHosts::parse("ssh:a,root@10.0.0.2"),
+            Ok(ClientHosts::Ssh(vec!["a".into(), "root@10.0.0.2".into()]))
+        );
+        for bad in [
+            "local:0",
+            "local:x",
+            "local",
+            "ftp:a",
+            "local:999",
+            "ssh:",
+            "ssh:a,-oX",
+            "ssh:a b",
+        ] {
             let e = ClientHosts::parse(bad).unwrap_err();
             assert!(e.contains("--client-hosts") && !e.contains('\n'), "{e}");
         }
