@@ -481,9 +481,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Pull(a) => crate::store::Store::open_postgres(&a.from, &a.results)
             .and_then(|source| copy_runs(&source, crate::store::Store::open(&a.results)?, &a.runs)),
         Command::Servers(c) => servers(&c),
-        Command::Shard(a) => {
-            crate::orchestrate::shards::run_shard(&a.store, a.step, a.shard, a.lifeline)
-        }
+        Command::Shard(a) => shard_verb::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 const NS: &str = "tm17s";
 const CLIENTS: [&str; 3] = ["10.213.0.11", "10.213.0.12", "10.213.0.13"];
 const DB: &str = "10.213.0.2";
+/// A client host without tidemark where scp cannot copy (no SFTP server).
+const BARE: &str = "10.213.0.14";
+/// The database's address on the coordinator-only link.
+const DB_PRIVATE: &str = "10.213.1.2";
 
 fn sh(args: &[&str]) -> Output {
     let o = Command::new(args[0]).args(&args[1..]).output().unwrap();
@@ -186,8 +190,29 @@ fn build_lab() -> Lab {
     sh(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
     lab.host("db", DB);
     lab.host("co", "10.213.0.3");
-    for (i, addr) in CLIENTS.iter().enumerate() {
+    for (i, addr) in CLIENTS.iter().chain([&BARE]).enumerate() {
         lab.host(&format!("c{i}"), addr);
+    }
+    // A second link between the coordinator and the database only: an
+    // address of the store the client hosts have no route to.
+    sh(&[
+        "ip",
+        "-n",
+        &ns("co"),
+        "link",
+        "add",
+        "eth1",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "eth1",
+        "netns",
+        &ns("db"),
+    ]);
+    for (n, addr) in [("co", "10.213.1.3/24"), ("db", "10.213.1.2/24")] {
+        sh(&["ip", "-n", &ns(n), "addr", "add", addr, "dev", "eth1"]);
+        sh(&["ip", "-n", &ns(n), "link", "set", "eth1", "up"]);
     }
 
     // PostgreSQL in the db namespace, trusting the lab's network.
@@ -209,7 +234,7 @@ fn build_lab() -> Lab {
     ]);
     let hba = data.join("pg_hba.conf");
     let mut text = std::fs::read_to_string(&hba).unwrap();
-    text.push_str("host all all 10.213.0.0/24 trust\n");
+    text.push_str("host all all 10.213.0.0/24 trust\nhost all all 10.213.1.0/24 trust\n");
     std::fs::write(&hba, text).unwrap();
     lab.spawn_in(
         "db",
@@ -226,7 +251,7 @@ fn build_lab() -> Lab {
             "-k",
             &dir,
             "-c",
-            &format!("listen_addresses={DB}"),
+            &format!("listen_addresses={DB},{DB_PRIVATE}"),
             "-c",
             "max_connections=60",
         ],
@@ -275,7 +300,7 @@ fn build_lab() -> Lab {
     let bindir = lab.path("bin");
     std::fs::create_dir(&bindir).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_tidemark"), bindir.join("tidemark")).unwrap();
-    for (i, addr) in CLIENTS.iter().enumerate() {
+    for (i, addr) in CLIENTS.iter().chain([&BARE]).enumerate() {
         let hostkey = lab.path(&format!("hostkey{i}"));
         sh(&[
             "ssh-keygen",
@@ -287,8 +312,9 @@ fn build_lab() -> Lab {
             "-f",
             hostkey.to_str().unwrap(),
         ]);
-        // Client host 0 has no tidemark in its PATH: it gets a copy.
-        let path = if i == 0 {
+        // Client hosts 0 and 3 have no tidemark in their PATH: 0 gets a
+        // copy; 3 has no SFTP server, so the copy fails there.
+        let path = if i == 0 || i == 3 {
             "/usr/bin:/bin".to_string()
         } else {
             format!("{}:/usr/bin:/bin", bindir.display())
@@ -300,10 +326,15 @@ fn build_lab() -> Lab {
                 "Port 22\nListenAddress {addr}\nHostKey {}\nAuthorizedKeysFile {}\n\
                  PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
-                 PidFile {}\nSetEnv PATH={path}\nSubsystem sftp /usr/lib/openssh/sftp-server\n",
+                 PidFile {}\nSetEnv PATH={path}\n{}",
                 hostkey.display(),
                 lab.path("authorized_keys").display(),
                 lab.path(&format!("sshd{i}.pid")).display(),
+                if i == 3 {
+                    ""
+                } else {
+                    "Subsystem sftp /usr/lib/openssh/sftp-server\n"
+                },
             ),
         )
         .unwrap();
@@ -322,7 +353,7 @@ fn build_lab() -> Lab {
     )
     .unwrap();
     // Wait for each sshd to answer.
-    for addr in CLIENTS {
+    for addr in CLIENTS.into_iter().chain([BARE]) {
         let started = Instant::now();
         loop {
             let o = Command::new("ip")
@@ -346,6 +377,11 @@ fn build_lab() -> Lab {
 }
 
 fn run_args(lab: &Lab, hosts: &str, secs: &str) -> Vec<String> {
+    run_args_on(lab, hosts, secs, DB)
+}
+
+/// [`run_args`] with the store at address `store_at`.
+fn run_args_on(lab: &Lab, hosts: &str, secs: &str, store_at: &str) -> Vec<String> {
     let mut args = common::cli_runs::short_run(
         lab.path("results").to_str().unwrap(),
         "point-query",
@@ -356,7 +392,7 @@ fn run_args(lab: &Lab, hosts: &str, secs: &str) -> Vec<String> {
             "--threads",
             "3",
             "--store",
-            &format!("postgres://bench@{DB}:5432/store"),
+            &format!("postgres://bench@{store_at}:5432/store"),
             "--no-report",
         ],
     );
@@ -383,6 +419,27 @@ fn three_ssh_shards_in_network_namespaces() {
     let lab = build_lab();
     let hosts = format!("ssh:{}", CLIENTS.join(","));
 
+    // Bad input, each one line before any step: a host without this
+    // tidemark where it cannot be copied, a store a shard host cannot
+    // reach, an unreachable host.
+    let one_line = |args: Vec<String>, want: &str| {
+        let o = lab.tidemark(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    };
+    one_line(
+        run_args(&lab, &format!("ssh:{BARE}"), "1"),
+        &format!(
+            "{BARE} has no tidemark {} and copying it there failed",
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    one_line(
+        run_args_on(&lab, "ssh:10.213.0.12", "1", DB_PRIVATE),
+        "10.213.0.12 cannot reach the store postgres://bench@10.213.1.2:5432/store",
+    );
     // An unreachable host: one line before any step.
     let o = lab
         .tidemark(&run_args(

@@ -3,6 +3,17 @@
 
 use clap::Args;
 
+/// Runs the verb: one shard, or the store check.
+pub fn run(a: &ShardArgs) -> anyhow::Result<i32> {
+    use crate::orchestrate::shards;
+    match (a.step, a.shard) {
+        (Some(step), Some(shard)) if !a.check_store => {
+            shards::run_shard(&a.store, step, shard, a.lifeline)
+        }
+        _ => shards::check_store(&a.store).map(|()| 0),
+    }
+}
+
 /// `tidemark shard …`: which shard of which sharded step, and the store
 /// whose board holds it.
 #[derive(Args, Debug)]
@@ -16,11 +27,15 @@ pub struct ShardArgs {
     )]
     pub store: String,
     /// The sharded step's id on the store's board.
-    #[arg(long)]
-    pub step: i64,
+    #[arg(long, required_unless_present = "check_store")]
+    pub step: Option<i64>,
     /// This shard's number (0-based).
+    #[arg(long, required_unless_present = "check_store")]
+    pub shard: Option<u32>,
+    /// Only check that this host reaches the store, then exit (the
+    /// coordinator's check before any step).
     #[arg(long)]
-    pub shard: u32,
+    pub check_store: bool,
     /// End when standard input closes (a shard started over ssh).
     #[arg(long)]
     pub lifeline: bool,

@@ -78,8 +78,9 @@ fn find(host: &str) -> anyhow::Result<Option<String>> {
 }
 
 /// Checks every host before any step (reachable, this tidemark there or
-/// copied there) and remembers which binary each runs.
-pub fn prepare(hosts: &[String]) -> anyhow::Result<()> {
+/// copied there, the store at `store_url` reachable from it) and
+/// remembers which binary each runs.
+pub fn prepare(hosts: &[String], store_url: &str) -> anyhow::Result<()> {
     let mut bins = Vec::with_capacity(hosts.len());
     for host in hosts {
         let bin = match find(host)? {
@@ -111,9 +112,38 @@ pub fn prepare(hosts: &[String]) -> anyhow::Result<()> {
                 })?
             }
         };
+        reaches_store(host, &bin, store_url)?;
         bins.push(bin);
     }
     let _ = BINARIES.set(bins);
+    Ok(())
+}
+
+/// Fails unless `host` (running `bin`) reaches the store: a shard that
+/// could not would only fail once the step began.
+fn reaches_store(host: &str, bin: &str, store_url: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut child = command("ssh")
+        .arg(host)
+        .arg("--")
+        .arg(format!(
+            "IFS= read -r TIDEMARK_STORE && export TIDEMARK_STORE && exec {bin} shard --check-store"
+        ))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(format!("{store_url}\n").as_bytes());
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        let said = last_line(&out.stderr);
+        let said = said.strip_prefix("tidemark: ").unwrap_or(&said);
+        bail!(
+            "--client-hosts: {host} {said}: give --store an address every shard host reaches (not localhost)"
+        );
+    }
     Ok(())
 }
 

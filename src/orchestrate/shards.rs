@@ -110,7 +110,9 @@ pub fn sharded_target(
 /// tidemark ([`super::shard_ssh::prepare`]); nothing for other engines.
 pub fn prepare_hosts(plan: &Plan) -> anyhow::Result<()> {
     match &plan.client_hosts {
-        Some(ClientHosts::Ssh(hosts)) => super::shard_ssh::prepare(hosts),
+        Some(ClientHosts::Ssh(hosts)) => {
+            super::shard_ssh::prepare(hosts, plan.input.store.as_deref().unwrap_or_default())
+        }
         _ => Ok(()),
     }
 }
@@ -448,6 +450,15 @@ fn local_ms() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+/// `tidemark shard --check-store`: whether this host reaches the store at
+/// `store_url` (a connection within 10 s); the error is one line.
+pub fn check_store(store_url: &str) -> anyhow::Result<()> {
+    let opts = PgConnectOptions::from_url(store_url).map_err(|e| anyhow!("store URL: {e}"))?;
+    crate::db::postgres::PgConn::connect_timeout(&opts, Duration::from_secs(10))
+        .map(drop)
+        .map_err(|e| anyhow!("cannot reach the store {}: {e}", opts.display_url()))
 }
 
 /// `tidemark shard`: runs shard `shard` of the sharded step `step` on the
