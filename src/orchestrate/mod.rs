@@ -15,6 +15,7 @@ pub mod interleave;
 pub mod limits;
 pub mod matrix;
 pub mod provide;
+pub mod shard_k8s;
 pub mod shard_merge;
 pub mod shard_ssh;
 pub mod shards;

@@ -38,6 +38,9 @@ pub const PASSWORD_ENV: &str = "TIDEMARK_SHARD_PASSWORD";
 /// How long shards may take to connect and prepare before the step is
 /// given up.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// The same for a Kubernetes Job, which may be applied by hand and whose
+/// pods are scheduled and pulled first.
+const K8S_READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// How far ahead of "everyone is ready" the start is published, so every
 /// shard sees it before it comes.
 const START_MARGIN_MS: f64 = 500.0;
@@ -170,7 +173,11 @@ fn coordinate(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<Vec<MergedShard>, String> {
-    let waiting = Instant::now() + READY_TIMEOUT;
+    let waiting = Instant::now()
+        + match hosts {
+            ClientHosts::K8s { .. } => K8S_READY_TIMEOUT,
+            _ => READY_TIMEOUT,
+        };
     wait_for(
         store,
         id,
@@ -320,6 +327,8 @@ struct LocalShards {
     stderr: Vec<Option<std::thread::JoinHandle<String>>>,
     /// The ssh shards' inputs, held open while they run.
     stdin: Vec<std::process::ChildStdin>,
+    /// `k8s:`: the sharded step whose Job runs the shards.
+    job: Option<i64>,
 }
 
 impl LocalShards {
@@ -334,7 +343,21 @@ impl LocalShards {
             children: Vec::new(),
             stderr: Vec::new(),
             stdin: Vec::new(),
+            job: None,
         };
+        if let ClientHosts::K8s { shards, image, dir } = hosts {
+            let (file, applied) = super::shard_k8s::launch(dir, image, id, *shards)?;
+            if !applied {
+                eprintln!(
+                    "tidemark: apply {} (kubectl apply -f) within {} s; its pods read Secret {}",
+                    file.display(),
+                    K8S_READY_TIMEOUT.as_secs(),
+                    super::shard_k8s::SECRET
+                );
+            }
+            me.job = Some(id);
+            return Ok(me);
+        }
         for shard in 0..hosts.count() {
             let mut cmd = match hosts {
                 ClientHosts::Local(_) => {
@@ -349,6 +372,7 @@ impl LocalShards {
                     };
                     cmd
                 }
+                ClientHosts::K8s { .. } => unreachable!("a Job has no local processes"),
                 ClientHosts::Ssh(names) => {
                     let mut cmd = super::shard_ssh::shard_command(
                         &names[shard as usize],
@@ -429,8 +453,11 @@ impl LocalShards {
         }
     }
 
-    /// Kills and reaps every shard still running.
+    /// Kills and reaps every shard still running (deletes the Job).
     fn stop(&mut self) {
+        if let Some(id) = self.job.take() {
+            super::shard_k8s::delete(id);
+        }
         for child in self.children.iter_mut().filter_map(Option::take) {
             let mut child = child;
             let _ = child.kill();

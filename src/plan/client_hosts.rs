@@ -14,6 +14,13 @@ pub enum ClientHosts {
     Local(u32),
     /// `ssh:host1,host2`: one shard per host, over OpenSSH.
     Ssh(Vec<String>),
+    /// `k8s:N[,image=IMAGE]`: a Kubernetes Indexed Job of N pods, its
+    /// manifest written into the results directory `dir`.
+    K8s {
+        shards: u32,
+        image: String,
+        dir: std::path::PathBuf,
+    },
 }
 
 /// The most shards a step may have.
@@ -46,9 +53,25 @@ impl ClientHosts {
                     ))
                 }
             }
-            "k8s" => Err(format!(
-                "--client-hosts {text}: {engine}: shards are not supported by this build yet; use local:N"
-            )),
+            "k8s" => {
+                let (count, image) = match rest.split_once(",image=") {
+                    Some((n, img)) => (n, img.to_string()),
+                    None => (rest, format!("tidemark:{}", env!("CARGO_PKG_VERSION"))),
+                };
+                match count.parse::<u32>() {
+                    Ok(n) if (1..=MAX_SHARDS).contains(&n) && !image.trim().is_empty() => {
+                        Ok(ClientHosts::K8s {
+                            shards: n,
+                            image,
+                            dir: std::path::PathBuf::new(),
+                        })
+                    }
+                    _ => Err(format!(
+                        "--client-hosts {text}: k8s:N[,image=IMAGE] takes a shard count from 1 to {MAX_SHARDS}, e.g. k8s:4,image=registry/tidemark:{}",
+                        env!("CARGO_PKG_VERSION")
+                    )),
+                }
+            }
             _ => Err(format!(
                 "--client-hosts {text}: unknown engine `{engine}`; use local:N, e.g. local:3"
             )),
@@ -60,6 +83,7 @@ impl ClientHosts {
         match self {
             ClientHosts::Local(n) => *n,
             ClientHosts::Ssh(hosts) => hosts.len() as u32,
+            ClientHosts::K8s { shards, .. } => *shards,
         }
     }
 
@@ -68,6 +92,7 @@ impl ClientHosts {
         match self {
             ClientHosts::Local(_) => "local".to_string(),
             ClientHosts::Ssh(hosts) => hosts[shard as usize].clone(),
+            ClientHosts::K8s { .. } => format!("pod {shard}"),
         }
     }
 }
@@ -88,6 +113,7 @@ pub fn share(threads: u32, shards: u32, shard: u32) -> (u32, u32) {
 /// clients (sysbench threads, or the Insert Benchmark's clients).
 pub fn from_plan(
     text: Option<&str>,
+    results_dir: &std::path::Path,
     store: Option<&str>,
     targets: &[super::TargetPlan],
     suite: super::Suite,
@@ -97,7 +123,10 @@ pub fn from_plan(
     let Some(text) = text else {
         return Ok(None);
     };
-    let hosts = ClientHosts::parse(text)?;
+    let mut hosts = ClientHosts::parse(text)?;
+    if let ClientHosts::K8s { dir, .. } = &mut hosts {
+        *dir = results_dir.to_path_buf();
+    }
     let per_table = tests.iter().any(|t| t.threads_per_table);
     let min_threads = if suite.runs_sysbench() {
         let counts = sysbench.threads.counts().iter().copied();

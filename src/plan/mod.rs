@@ -310,6 +310,7 @@ impl Plan {
         let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
         let client_hosts = client_hosts::from_plan(
             input.client_hosts.as_deref(),
+            &input.results_dir,
             input.store.as_deref(),
             &targets,
             suite,
