@@ -492,6 +492,44 @@ fn three_ssh_shards_in_network_namespaces() {
         assert!(lag.abs() < 250.0, "shard {} lag {lag} ms", m[0]);
     }
 
+    // A 2-shard Insert Benchmark over ssh: one client (table) per host.
+    let mut ib = common::ibench_checks::small_run(
+        lab.path("results").to_str().unwrap(),
+        &[&format!("postgres://bench@{DB}:5432/bench")],
+        "1",
+    );
+    ib.extend(
+        [
+            "--client-hosts",
+            &format!("ssh:{},{}", CLIENTS[1], CLIENTS[2]),
+            "--store",
+            &format!("postgres://bench@{DB}:5432/store"),
+            "--no-report",
+        ]
+        .map(String::from),
+    );
+    let o = lab.tidemark(&ib).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let steps = lab.psql(
+        "store",
+        "SELECT s.name, s.status, s.events, (SELECT sum((m.result_json::json->'counts'->>'events')::bigint) \
+         FROM shard_members m WHERE m.shard_step_id = b.id), (SELECT count(*) FROM shard_members m \
+         WHERE m.shard_step_id = b.id) FROM steps s JOIN targets t ON t.id = s.target_id \
+         JOIN shard_steps b ON b.spec_json LIKE '%\"step\":\"' || s.name || '\"%' \
+         WHERE t.run_id = (SELECT max(id) FROM runs) ORDER BY s.id",
+    );
+    let names: Vec<&str> = steps.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"]);
+    for r in &steps {
+        assert_eq!(r[1], "ok", "{r:?}");
+        assert_eq!(
+            r[2], r[3],
+            "{}: the step's events are its shards' sum",
+            r[0]
+        );
+        assert_eq!(r[4], "2", "{r:?}");
+    }
+
     // A shard killed mid-step: failed step, no shard process anywhere.
     let run = lab
         .tidemark(&run_args(&lab, &hosts, "20"))
