@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod provide;
 pub mod shard_k8s;
 pub mod shard_merge;
+mod shard_processes;
 pub mod shard_ssh;
 pub mod shards;
 pub mod step;

@@ -10,8 +10,6 @@
 //! ([`run_shard`]) is the `tidemark shard` verb.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -19,6 +17,7 @@ use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 
 use super::shard_merge::{MergedShard, merge};
+use super::shard_processes::ShardProcesses;
 use crate::db::postgres::{PgConnectOptions, PgConnector};
 use crate::db::{DbError, Dialect, ErrorKind};
 use crate::plan::Plan;
@@ -40,7 +39,7 @@ pub const PASSWORD_ENV: &str = "TIDEMARK_SHARD_PASSWORD";
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// The same for a Kubernetes Job, which may be applied by hand and whose
 /// pods are scheduled and pulled first.
-const K8S_READY_TIMEOUT: Duration = Duration::from_secs(600);
+pub(super) const K8S_READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// How far ahead of "everyone is ready" the start is published, so every
 /// shard sees it before it comes.
 const START_MARGIN_MS: f64 = 500.0;
@@ -138,7 +137,7 @@ pub fn run_sharded(
     let n = hosts.count();
     let spec_json = serde_json::to_string(spec).expect("a shard spec serializes");
     let id = store.open_shard_step(n, &spec_json).map_err(board_error)?;
-    let mut shards = LocalShards::launch(hosts, store_url, id, target.password.as_deref())
+    let mut shards = ShardProcesses::launch(hosts, store_url, id, target.password.as_deref())
         .map_err(|e| board_error(e.context("launching the client shards")))?;
     let label = format!("{} (shards)", spec.label);
     let outcome = coordinate(
@@ -168,7 +167,7 @@ fn coordinate(
     id: i64,
     n: u32,
     hosts: &ClientHosts,
-    shards: &mut LocalShards,
+    shards: &mut ShardProcesses,
     (label, span): (&str, Span),
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
@@ -271,7 +270,7 @@ fn wait_for(
     id: i64,
     n: u32,
     hosts: &ClientHosts,
-    shards: &mut LocalShards,
+    shards: &mut ShardProcesses,
     deadline: Instant,
     cancel: &AtomicBool,
     want: &str,
@@ -297,6 +296,12 @@ fn wait_for(
             return Err("interrupted by the user before every shard finished".into());
         }
         if let Some((shard, why)) = shards.ended_early(&members) {
+            // The board was read before the process ended: a shard that
+            // stored its result just before exiting is done, not lost.
+            let now = store.shard_members(id).map_err(|e| format!("{e:#}"))?;
+            if now.iter().any(|m| m.shard == shard && m.state == "done") {
+                continue;
+            }
             return Err(format!(
                 "shard {shard} of {n} on {} {why}: the step's result would be partial, so none is kept",
                 hosts.host(shard)
@@ -314,161 +319,6 @@ fn wait_for(
         }
         tick(&members);
         std::thread::sleep(POLL);
-    }
-}
-
-/// The shard processes: `tidemark shard` itself (`local:N`) or the ssh
-/// client that runs it on a host (`ssh:`). Dropping it kills and reaps any
-/// still running; each also dies with the coordinator
-/// (`PR_SET_PDEATHSIG`), and a remote shard ends when its ssh does, so
-/// none outlives the run.
-struct LocalShards {
-    children: Vec<Option<Child>>,
-    stderr: Vec<Option<std::thread::JoinHandle<String>>>,
-    /// The ssh shards' inputs, held open while they run.
-    stdin: Vec<std::process::ChildStdin>,
-    /// `k8s:`: the sharded step whose Job runs the shards.
-    job: Option<i64>,
-}
-
-impl LocalShards {
-    fn launch(
-        hosts: &ClientHosts,
-        store_url: &str,
-        id: i64,
-        password: Option<&str>,
-    ) -> anyhow::Result<LocalShards> {
-        let exe = std::env::current_exe().context("finding tidemark's own binary")?;
-        let mut me = LocalShards {
-            children: Vec::new(),
-            stderr: Vec::new(),
-            stdin: Vec::new(),
-            job: None,
-        };
-        if let ClientHosts::K8s { shards, image, dir } = hosts {
-            let (file, applied) = super::shard_k8s::launch(dir, image, id, *shards)?;
-            if !applied {
-                eprintln!(
-                    "tidemark: apply {} (kubectl apply -f) within {} s; its pods read Secret {}",
-                    file.display(),
-                    K8S_READY_TIMEOUT.as_secs(),
-                    super::shard_k8s::SECRET
-                );
-            }
-            me.job = Some(id);
-            return Ok(me);
-        }
-        for shard in 0..hosts.count() {
-            let mut cmd = match hosts {
-                ClientHosts::Local(_) => {
-                    let mut cmd = Command::new(&exe);
-                    cmd.args(["shard", "--step", &id.to_string(), "--shard"])
-                        .arg(shard.to_string())
-                        .env("TIDEMARK_STORE", store_url)
-                        .stdin(Stdio::null());
-                    match password {
-                        Some(p) => cmd.env(PASSWORD_ENV, p),
-                        None => cmd.env_remove(PASSWORD_ENV),
-                    };
-                    cmd
-                }
-                ClientHosts::K8s { .. } => unreachable!("a Job has no local processes"),
-                ClientHosts::Ssh(names) => {
-                    let mut cmd = super::shard_ssh::shard_command(
-                        &names[shard as usize],
-                        shard as usize,
-                        id,
-                        shard,
-                    );
-                    cmd.stdin(Stdio::piped());
-                    cmd
-                }
-            };
-            cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-            // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-            let mut child = cmd.spawn().context("starting a shard process")?;
-            if let Some(mut input) = child.stdin.take() {
-                // The secrets on the shard's input, which stays open: the
-                // shard ends when it closes (this process or ssh gone).
-                use std::io::Write;
-                let secrets = format!("{store_url}\n{}\n", password.unwrap_or_default());
-                input
-                    .write_all(secrets.as_bytes())
-                    .context("handing a shard its store")?;
-                me.stdin.push(input);
-            }
-            let mut err = child.stderr.take().expect("stderr is piped");
-            me.stderr.push(Some(std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = err.read_to_string(&mut text);
-                text
-            })));
-            me.children.push(Some(child));
-        }
-        Ok(me)
-    }
-
-    /// The first shard whose process ended without leaving a result, and
-    /// how it ended (its last line of error output).
-    fn ended_early(&mut self, members: &[ShardMember]) -> Option<(u32, String)> {
-        for (i, slot) in self.children.iter_mut().enumerate() {
-            let Some(child) = slot else { continue };
-            let Ok(Some(status)) = child.try_wait() else {
-                continue;
-            };
-            *slot = None;
-            let finished = members
-                .iter()
-                .any(|m| m.shard == i as u32 && m.state == "done");
-            if finished {
-                continue;
-            }
-            let said = self.stderr[i]
-                .take()
-                .and_then(|h| h.join().ok())
-                .and_then(|t| t.lines().last().map(str::to_string))
-                .unwrap_or_default();
-            let why = if said.is_empty() {
-                format!("ended ({status}) before it finished")
-            } else {
-                format!("ended ({status}) before it finished: {said}")
-            };
-            return Some((i as u32, why));
-        }
-        None
-    }
-
-    /// Waits for every shard process to exit (they have written their
-    /// results and are closing).
-    fn reap(&mut self) {
-        for child in self.children.iter_mut().filter_map(Option::take) {
-            let mut child = child;
-            let _ = child.wait();
-        }
-    }
-
-    /// Kills and reaps every shard still running (deletes the Job).
-    fn stop(&mut self) {
-        if let Some(id) = self.job.take() {
-            super::shard_k8s::delete(id);
-        }
-        for child in self.children.iter_mut().filter_map(Option::take) {
-            let mut child = child;
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for LocalShards {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
