@@ -13,9 +13,11 @@ use crate::util::redact::redact_url_passwords;
 
 mod build_verb;
 mod mariadb_servers;
+mod shard_verb;
 mod store_verbs;
 mod workload_args;
 
+pub use shard_verb::ShardArgs;
 pub use store_verbs::{HistoryArgs, PullArgs, PushArgs};
 use store_verbs::{copy_runs, history};
 
@@ -51,6 +53,9 @@ pub enum Command {
     /// PostgreSQL and MariaDB versions: installed, offered by package clients, install.
     #[command(subcommand)]
     Servers(ServersCommand),
+    /// One client shard of a step split by `run --client-hosts` (started
+    /// by the coordinator, not by hand).
+    Shard(ShardArgs),
 }
 
 /// `tidemark servers …`.
@@ -170,6 +175,10 @@ pub struct RunArgs {
     /// CPUs tidemark's client threads run on; recorded with the run.
     #[arg(long, value_name = "CPUS")]
     pub client_cpus: Option<String>,
+    /// Split each step's clients over shards that start together and are
+    /// merged exactly (local:N); needs --store postgres://….
+    #[arg(long, value_name = "SPEC")]
+    pub client_hosts: Option<String>,
     /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
     /// 4x the buffer pool), from the machine's memory.
     #[arg(long, default_value = "cached")]
@@ -319,6 +328,7 @@ impl RunArgs {
             min_effect: self.min_effect.clone(),
             server_cpus: self.server_cpus.clone(),
             client_cpus: self.client_cpus.clone(),
+            client_hosts: self.client_hosts.clone(),
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
@@ -488,6 +498,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         Command::Pull(a) => crate::store::Store::open_postgres(&a.from, &a.results)
             .and_then(|source| copy_runs(&source, crate::store::Store::open(&a.results)?, &a.runs)),
         Command::Servers(c) => servers(&c),
+        Command::Shard(a) => shard_verb::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -424,6 +424,20 @@ fn bad_workload_files_fail_in_one_line_before_any_server_starts() {
         ],
         within,
     );
+    // Client shards split the built-in suites only.
+    fails_in_one_line(
+        &[
+            "run",
+            "--workload",
+            "tpcb-like",
+            "--client-hosts",
+            "local:2",
+            "--store",
+            "postgres://tidemark@127.0.0.1:1/tidemark",
+        ],
+        &["--client-hosts local:2", "drop --client-hosts"],
+        within,
+    );
     assert!(
         !dir.path().join("results").join("servers").exists(),
         "no server was set up"

@@ -8,6 +8,7 @@
 //! query steps leave the row count as they found it and are not rerun.
 
 use super::cancelled;
+use super::shards::{ShardSpec, ShardWork, run_sharded};
 use super::step::{StepContext, StepLine, qps_line};
 use crate::plan::Plan;
 use crate::runner::{StepResult, process_cpu_secs, run_roles};
@@ -41,6 +42,8 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         p.rows_l_i1,
         p.rows_l_i2
     ));
+    let sharded = super::shards::sharded_target(plan, &ctx.server.info().spec)?;
+    let store_url = plan.input.store.clone().unwrap_or_default();
     let mut housekept = false;
     for (i, step) in steps.iter().enumerate() {
         if cancelled() {
@@ -130,6 +133,20 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
             &info,
             &plans,
             |conn, cancel, progress| {
+                if let Some((hosts, target)) = &sharded {
+                    let spec = ShardSpec {
+                        target_url: target.display_url(),
+                        work: ShardWork::Ibench {
+                            step: step.name.clone(),
+                            seq,
+                            params: p.clone(),
+                        },
+                        label: label.clone(),
+                        threads: p.clients,
+                    };
+                    let r = run_sharded(&store_url, hosts, target, &spec, None, cancel, progress)?;
+                    return Ok(with_metrics(step, r, ib.rows_loaded(), p.clients));
+                }
                 let cpu0 = process_cpu_secs();
                 let mut r = run_roles(roles_plan, conn, cancel, progress)?;
                 let cpu = process_cpu_secs() - cpu0;
@@ -146,6 +163,25 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A merged sharded step with the Insert Benchmark's metrics derived from
+/// it (client CPU: the shards' client threads), its `shards` list kept.
+fn with_metrics(step: &ibench::StepDef, mut r: StepResult, rows: u64, clients: u32) -> StepResult {
+    if r.status == crate::runner::StepStatus::Failed {
+        return r;
+    }
+    let shards = r
+        .metrics
+        .take()
+        .and_then(|mut m| m.get_mut("shards").map(serde_json::Value::take));
+    let m = metrics::derive(step, &r, rows, clients, Some(r.client_cpu_secs));
+    let mut value = serde_json::to_value(&m).ok();
+    if let (Some(serde_json::Value::Object(o)), Some(list)) = (value.as_mut(), shards) {
+        o.insert("shards".into(), list);
+    }
+    r.metrics = value;
+    r
 }
 
 /// The progress line of an ibench step: its rate (ips or qps), the insert

@@ -15,6 +15,11 @@ pub mod interleave;
 pub mod limits;
 pub mod matrix;
 pub mod provide;
+pub mod shard_k8s;
+pub mod shard_merge;
+mod shard_processes;
+pub mod shard_ssh;
+pub mod shards;
 pub mod step;
 pub mod sysbench;
 pub mod workload;
@@ -67,6 +72,7 @@ fn install_signal_handlers() {
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
     place_cpus(plan)?;
+    shards::prepare_hosts(plan)?;
     install_signal_handlers();
     matrix::execute(plan, None)
 }
@@ -75,6 +81,7 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
     place_cpus(plan)?;
+    shards::prepare_hosts(plan)?;
     install_signal_handlers();
     matrix::execute(plan, Some(run_id))
 }

@@ -9,10 +9,13 @@
 use std::sync::Arc;
 
 use super::cancelled;
+use super::shards::{self, ShardSpec, ShardWork};
 use super::step::StepContext;
+use crate::db::postgres::PgConnectOptions;
 use crate::db::{Conn, Connector};
 use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
+use crate::plan::client_hosts::ClientHosts;
 use crate::runner::{mux, run_step};
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
@@ -111,6 +114,30 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
     })
 }
 
+/// With `--client-hosts`: where the step's shards run, the target they
+/// reach (with its password) and what they run; `None` without.
+fn sharding(
+    plan: &Plan,
+    ctx: &StepContext<'_>,
+    suite: &Sysbench,
+    test: &crate::workload::sysbench::TestDef,
+    label: &str,
+) -> anyhow::Result<Option<(ClientHosts, PgConnectOptions, ShardSpec)>> {
+    let Some((hosts, target)) = shards::sharded_target(plan, &ctx.server.info().spec)? else {
+        return Ok(None);
+    };
+    let spec = ShardSpec {
+        target_url: target.display_url(),
+        work: ShardWork::Sysbench {
+            test: test.name(),
+            params: suite.params.clone(),
+        },
+        label: label.to_string(),
+        threads: suite.step_plan(test, label).threads,
+    };
+    Ok(Some((hosts, target, spec)))
+}
+
 /// Runs test `seq` of the plan once on the context's target at client
 /// count number `point` of the sweep, with key seed `seed`, then its
 /// postwrite housekeeping when it has one.
@@ -145,7 +172,9 @@ pub fn run_test(
         suite.explain(test, loaded.admin()?)
     };
     let step_plan = suite.step_plan(test, &label);
-    let multiplexed = p.mux_from > 0
+    let sharded = sharding(plan, ctx, &suite, test, &label)?;
+    let multiplexed = sharded.is_none()
+        && p.mux_from > 0
         && threads >= p.mux_from
         && suite.mux_client(test, 0).is_some()
         && ctx.server.connector().multiplexes();
@@ -159,7 +188,11 @@ pub fn run_test(
         &info,
         &plans,
         |conn, cancel, progress| {
-            if multiplexed {
+            if let Some((hosts, target, spec)) = &sharded {
+                let store = plan.input.store.as_deref().unwrap_or_default();
+                let span = Some((step_plan.warmup, step_plan.duration));
+                shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
+            } else if multiplexed {
                 mux::run_step_mux(
                     &step_plan,
                     conn,

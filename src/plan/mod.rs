@@ -2,6 +2,7 @@
 //! profile's numbers after overrides, the selected tests. Every problem the
 //! user can fix is reported here as one line naming the fix.
 
+pub mod client_hosts;
 pub mod connections;
 pub mod file;
 pub mod interleave;
@@ -89,6 +90,9 @@ pub struct Plan {
     /// not placed).
     pub server_cpus: Option<Vec<usize>>,
     pub client_cpus: Option<Vec<usize>>,
+    /// `--client-hosts`: each step's clients split over shards (`None`:
+    /// all in this process).
+    pub client_hosts: Option<client_hosts::ClientHosts>,
 }
 
 /// Raw inputs of a plan, as the CLI and plan files collect them (and as
@@ -145,6 +149,8 @@ pub struct PlanInput {
     pub max_tries: Option<u32>,
     /// `--rate`: overrides the file's rate (transactions a second).
     pub rate: Option<f64>,
+    /// `--client-hosts` as given.
+    pub client_hosts: Option<String>,
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -345,7 +351,17 @@ impl Plan {
         };
         let server_cpus = cpus(&input.server_cpus, "--server-cpus")?;
         let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
+        let client_hosts = client_hosts::from_plan(
+            input.client_hosts.as_deref(),
+            &input.results_dir,
+            input.store.as_deref(),
+            &targets,
+            suite,
+            (&p, &tests),
+            &ibench,
+        )?;
         Ok(Plan {
+            client_hosts,
             interleave,
             min_effect,
             server_cpus,

@@ -227,6 +227,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         server: None,
         profiles: None,
         storage: Vec::new(),
+        shards: Vec::new(),
         notes: Vec::new(),
     }
 }

@@ -24,6 +24,7 @@ pub mod plans;
 pub mod render;
 pub mod select;
 pub mod server_counters;
+pub mod shards;
 pub mod storage;
 pub mod sweep;
 pub mod sysbench;

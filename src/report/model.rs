@@ -186,6 +186,10 @@ pub struct Report {
     /// absent from the JSON of a report without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSection>,
+    /// Per-shard throughput of steps run as client shards (absent from
+    /// the JSON when none were).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<super::shards::ShardedStep>,
     /// Tests whose query plan differs between the base and a target.
     pub plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
@@ -335,6 +339,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         server: server_counters::build(&columns),
         profiles: cpu_profile::build(&columns),
         storage: super::storage::build(&columns),
+        shards: super::shards::build(&columns),
         sweep,
         sysbench,
         ibench,

@@ -34,7 +34,7 @@ use monitor::{ThreadSecond, Watch, monitor};
 pub use result::{
     ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
-pub use roles::{RolesPlan, ThreadPlan, run_roles};
+pub use roles::{RolesPlan, ThreadPlan, run_roles, run_roles_held};
 
 /// What one event did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,7 +79,15 @@ pub fn run_step(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
-    run_step_paced(plan, None, connector, make_work, cancel, on_progress)
+    run_step_full(
+        plan,
+        None,
+        connector,
+        make_work,
+        cancel,
+        on_progress,
+        &|| Ok(()),
+    )
 }
 
 /// [`run_step`] with each client's events started on an open-loop
@@ -92,6 +100,44 @@ pub fn run_step_paced(
     make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<StepResult, DbError> {
+    let no_hold = || Ok(());
+    run_step_full(
+        plan,
+        rate_per_client,
+        connector,
+        make_work,
+        cancel,
+        on_progress,
+        &no_hold,
+    )
+}
+
+/// [`run_step`] whose start waits, once every client is connected and
+/// prepared, until `hold` returns (a client shard waits there for the
+/// start its coordinator publishes). If `hold` fails, no client runs and
+/// the step fails with its error.
+pub fn run_step_held(
+    plan: &StepPlan,
+    connector: &dyn Connector,
+    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    hold: &dyn Fn() -> Result<(), DbError>,
+) -> Result<StepResult, DbError> {
+    run_step_full(plan, None, connector, make_work, cancel, on_progress, hold)
+}
+
+/// The step runner behind [`run_step`], [`run_step_paced`] and
+/// [`run_step_held`]: an optional per-client rate and a start hold.
+fn run_step_full(
+    plan: &StepPlan,
+    rate_per_client: Option<f64>,
+    connector: &dyn Connector,
+    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    hold: &dyn Fn() -> Result<(), DbError>,
 ) -> Result<StepResult, DbError> {
     let threads = plan.threads.max(1);
     let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
@@ -147,7 +193,8 @@ pub fn run_step_paced(
             counters: &counters,
             cancel,
         };
-        run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
+        let start = start_gate.open_held_or_join(&mut joins, hold)?;
+        run.finish(start, joins, on_progress)
     })
 }
 
@@ -276,11 +323,19 @@ impl StartGate {
         Some((conn, work, start))
     }
 
-    /// Called by the coordinating thread: sets the start, releases the
-    /// threads, and fails if any could not start.
-    pub(crate) fn open(&self) -> Result<Instant, DbError> {
+    /// Called by the coordinating thread: once every thread is ready,
+    /// waits for `hold` (a shard's published start; an error fails the
+    /// start as a thread's would), sets the start, releases the threads,
+    /// and fails if any could not start.
+    fn open_held(&self, hold: &dyn Fn() -> Result<(), DbError>) -> Result<Instant, DbError> {
         if self.start_after_ready {
             self.barrier.wait();
+        }
+        if !self.failed.load(Ordering::SeqCst)
+            && let Err(e) = hold()
+        {
+            self.failed.store(true, Ordering::SeqCst);
+            self.error.lock().unwrap().get_or_insert(e);
         }
         let start = Instant::now();
         *self.start.lock().unwrap() = Some(start);
@@ -296,13 +351,23 @@ impl StartGate {
         Ok(start)
     }
 
-    /// [`StartGate::open`]; if a thread could not start, first waits for
+    /// [`StartGate::open_held`]; if a thread could not start, first waits for
     /// every thread in `joins` to end.
     pub(crate) fn open_or_join<T>(
         &self,
         joins: &mut Vec<ScopedJoinHandle<'_, T>>,
     ) -> Result<Instant, DbError> {
-        self.open().inspect_err(|_| {
+        self.open_held_or_join(joins, &|| Ok(()))
+    }
+
+    /// [`StartGate::open_or_join`] with the start held by `hold`
+    /// ([`StartGate::open_held`]).
+    fn open_held_or_join<T>(
+        &self,
+        joins: &mut Vec<ScopedJoinHandle<'_, T>>,
+        hold: &dyn Fn() -> Result<(), DbError>,
+    ) -> Result<Instant, DbError> {
+        self.open_held(hold).inspect_err(|_| {
             for j in joins.drain(..) {
                 let _ = j.join();
             }

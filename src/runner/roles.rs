@@ -82,6 +82,30 @@ pub fn run_roles(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
+    run_roles_inner(plan, connector, cancel, on_progress, None)
+}
+
+/// [`run_roles`] whose start waits, once every thread is connected and
+/// prepared, until `hold` returns (a client shard waits there for the
+/// published start); the step's clock starts then. An error of `hold`
+/// fails the step before any thread runs.
+pub fn run_roles_held(
+    plan: RolesPlan,
+    connector: &dyn Connector,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    hold: &dyn Fn() -> Result<(), DbError>,
+) -> Result<StepResult, DbError> {
+    run_roles_inner(plan, connector, cancel, on_progress, Some(hold))
+}
+
+fn run_roles_inner(
+    plan: RolesPlan,
+    connector: &dyn Connector,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    hold: Option<&dyn Fn() -> Result<(), DbError>>,
+) -> Result<StepResult, DbError> {
     let n = plan.threads.len();
     let mut works = Vec::with_capacity(n);
     let mut specs = Vec::with_capacity(n);
@@ -103,7 +127,10 @@ pub fn run_roles(
         counters: &counters,
         threads: &handles,
     };
-    let start_gate = StartGate::new(n);
+    let start_gate = match hold {
+        Some(_) => StartGate::after_ready(n),
+        None => StartGate::new(n),
+    };
     let abort = AtomicBool::new(false);
     let roles = &plan.roles;
     let storm_limit = plan.storm_limit.max(1);
@@ -142,7 +169,7 @@ pub fn run_roles(
                 .expect("spawning a role thread");
             joins.push(join);
         }
-        let start = start_gate.open_or_join(&mut joins)?;
+        let start = start_gate.open_held_or_join(&mut joins, hold.unwrap_or(&|| Ok(())))?;
         let quotas: Vec<Option<u64>> = specs.iter().map(|s| s.quota).collect();
         let watch = Watch {
             label: &plan.label,

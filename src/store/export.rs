@@ -130,6 +130,11 @@ struct JsonStep<'a> {
     /// Metrics the suite derived (ibench rates, SLA, fairness); absent if none.
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics: Option<&'a serde_json::Value>,
+    /// A sharded step's shards (`--client-hosts`): host, threads, events,
+    /// statements, errors, rate, clock offset and start lag of each;
+    /// absent for a step run in one process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shards: Option<&'a serde_json::Value>,
     /// The hardware summary ([`super::hw_columns::json_object`]); null for
     /// steps stored without samplers.
     hw: Option<serde_json::Value>,
@@ -231,6 +236,7 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
                 .collect(),
             roles: &s.roles,
             metrics: s.metrics.as_ref(),
+            shards: s.metrics.as_ref().and_then(|m| m.get("shards")),
             hw: s
                 .host
                 .as_ref()

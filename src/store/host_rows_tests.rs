@@ -174,6 +174,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
                  ALTER TABLE runs DROP COLUMN pid;
                  ALTER TABLE runs DROP COLUMN process_start;
                  ALTER TABLE steps DROP COLUMN sweep_threads;
+                 DROP TABLE shard_members; DROP TABLE shard_steps;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"
             ))
             .unwrap();

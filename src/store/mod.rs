@@ -24,6 +24,7 @@ mod migrate;
 pub mod read;
 pub mod role_rows;
 pub mod schema;
+pub mod shards;
 pub mod transfer;
 pub mod write;
 

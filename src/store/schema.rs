@@ -425,6 +425,38 @@ const SWEEP_POINTS: &str = r#"
 ALTER TABLE steps ADD COLUMN sweep_threads INTEGER;   -- NULL: not a sweep point
 "#;
 
+/// Client shards (`--client-hosts`, issue 17): the coordination board a
+/// sharded step's processes share through a PostgreSQL store. One
+/// `shard_steps` row per sharded step (its spec, the published start, an
+/// abort reason), one `shard_members` row per shard (registration,
+/// readiness, clock offset, start lag, and its result once finished).
+const SHARD_BOARD: &str = r#"
+CREATE TABLE shard_steps (
+    id          INTEGER PRIMARY KEY,
+    created_at  TEXT NOT NULL,
+    shards      INTEGER NOT NULL,
+    spec_json   TEXT NOT NULL,     -- what each shard runs; no password
+    start_ms    INTEGER,           -- published start, Unix ms by the store's clock
+    aborted     TEXT               -- why the coordinator gave up, NULL while live
+);
+CREATE TABLE shard_members (
+    shard_step_id INTEGER NOT NULL REFERENCES shard_steps (id) ON DELETE CASCADE,
+    shard         INTEGER NOT NULL,
+    host          TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    threads       INTEGER NOT NULL,
+    state         TEXT NOT NULL,   -- registered | ready | running | done | failed
+    clock_offset_ms REAL,          -- this host's clock minus the store's
+    start_lag_ms  REAL,            -- its actual start after the published one
+    error         TEXT,
+    live_qps      REAL,            -- statements/s in its last second, while it runs
+    live_errors   INTEGER,         -- errors so far, while it runs
+    result_json   TEXT,            -- counts, seconds, clients (no histogram)
+    histogram     BLOB,            -- HdrHistogram V2 of its event latencies
+    PRIMARY KEY (shard_step_id, shard)
+);
+"#;
+
 /// The migrations, oldest first; migration `i` takes a database from
 /// schema `i` to schema `i + 1`. A new one is appended as
 /// `Migration::portable("NAME", NAME)`.
@@ -470,6 +502,7 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration::portable("RUN_PROCESS", RUN_PROCESS),
     Migration::portable("SWEEP_POINTS", SWEEP_POINTS),
+    Migration::portable("SHARD_BOARD", SHARD_BOARD),
 ];
 
 /// The schema version this build writes and reads.

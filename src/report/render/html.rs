@@ -105,6 +105,7 @@ pub fn render(r: &Report) -> String {
     if !r.storage.is_empty() {
         super::html_server::storage(&mut o, r, &r.storage);
     }
+    crate::report::shards::html(&mut o, &r.shards);
     plans(&mut o, r);
     o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");

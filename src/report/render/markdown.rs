@@ -56,7 +56,8 @@ fn title(r: &Report) -> String {
 /// The report as (file stem, Markdown) sections, in the order the whole
 /// report lists them: `summary`, `context`, `sysbench-<group>` (each with
 /// its own legend, so it pastes alone), `chain`, `ibench`, `server`
-/// (server counters, CPU profiles, storage detail), `plans`. `tidemark
+/// (server counters, CPU profiles, storage detail), `shards` (per-shard
+/// throughput of `--client-hosts` steps), `plans`. `tidemark
 /// report` writes each as `sections/<stem>.md` besides `report.md`.
 pub fn sections(r: &Report) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -103,6 +104,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     }
     if !o.is_empty() {
         out.push(("server".to_string(), o));
+    }
+    let mut o = String::new();
+    crate::report::shards::markdown(&mut o, &r.shards);
+    if !o.is_empty() {
+        out.push(("shards".to_string(), o));
     }
     let mut o = String::new();
     plans(&mut o, r);

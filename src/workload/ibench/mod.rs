@@ -281,6 +281,18 @@ impl Ibench {
     /// [`MAX_LEAD_BATCHES`] ahead, queries and the helper stop with the
     /// inserter).
     pub fn roles_plan(&self, step: &StepDef, seq: u32, label: &str) -> RolesPlan {
+        self.roles_plan_for(step, seq, label, 0..self.clients_of(step))
+    }
+
+    /// [`Ibench::roles_plan`] for the clients `clients` only (a client
+    /// shard's part of the step: each client keeps its table and seed).
+    pub fn roles_plan_for(
+        &self,
+        step: &StepDef,
+        seq: u32,
+        label: &str,
+        clients: std::ops::Range<u32>,
+    ) -> RolesPlan {
         let roles = step.roles();
         let per = roles.len();
         let wants_max = step.kind == StepKind::Query(QueryKind::Point);
@@ -290,10 +302,10 @@ impl Ibench {
         let d = self.dialect;
         let rpc = step.rows_per_commit;
         let batches = Inserter::batches(step.rows_per_client, rpc);
-        for c in 0..self.clients_of(step) {
+        for c in clients.clone() {
             let table = self.table(c);
             let seed = client_seed(self.params.seed, seq, c);
-            let base = c as usize * per;
+            let base = (c - clients.start) as usize * per;
             let (ins, del) = (base, base + 1);
             let shared = shared_all
                 .clone()
