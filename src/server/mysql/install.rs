@@ -179,16 +179,7 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         return Ok(done);
     }
     let user = ServerUser::detect("mysql")?;
-    make_dirs(&root)?;
-    if let Some(blocked) = user.blocked_ancestor(&root) {
-        bail!(
-            "the cache {} is not reachable by user '{}', which runs the server ({} is private): \
-             set TIDEMARK_CACHE to a directory it can read, e.g. /var/cache/tidemark",
-            root.display(),
-            user.name(),
-            blocked.display()
-        );
-    }
+    crate::server::package::prepare_cache(&root, &user)?;
     let started = std::time::Instant::now();
     say(&format!(
         "installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})"

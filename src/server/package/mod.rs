@@ -23,6 +23,23 @@ impl Drop for Scratch {
     }
 }
 
+/// Creates the install cache `root` (mode 0755) and refuses it when
+/// `user`, who runs the servers installed there, cannot reach it: one line
+/// naming the private directory and the fix.
+pub fn prepare_cache(root: &Path, user: &crate::server::account::ServerUser) -> Result<()> {
+    crate::server::postgres::install::unpack::make_dirs(root)?;
+    if let Some(blocked) = user.blocked_ancestor(root) {
+        bail!(
+            "the cache {} is not reachable by user '{}', which runs the server ({} is private): \
+             set TIDEMARK_CACHE to a directory it can read, e.g. /var/cache/tidemark",
+            root.display(),
+            user.name(),
+            blocked.display()
+        );
+    }
+    Ok(())
+}
+
 /// A new, empty, hidden directory `.<what>-<pid>-<n>` in `root`.
 pub fn fresh_dir(root: &Path, what: &str) -> Result<PathBuf> {
     for n in 0..1000 {

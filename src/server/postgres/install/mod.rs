@@ -294,16 +294,7 @@ pub fn install(
     }
     let root = pg_cache();
     let user = ServerUser::detect("postgres")?;
-    unpack::make_dirs(&root)?;
-    if let Some(blocked) = user.blocked_ancestor(&root) {
-        bail!(
-            "the cache {} is not reachable by user '{}', which runs the server ({} is private): \
-             set TIDEMARK_CACHE to a directory it can read, e.g. /var/cache/tidemark",
-            root.display(),
-            user.name(),
-            blocked.display()
-        );
-    }
+    crate::server::package::prepare_cache(&root, &user)?;
     let mut tried = Vec::new();
     for c in clients {
         let listed = match c {
