@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use super::terminal::{label_width, truncate};
+use super::verdicts::{intervals_line, rel_text};
 use crate::report::Report;
-use crate::report::format::{rel, rel_pm};
 use crate::report::ibench::IbenchCell;
 use crate::report::sysbench::majority_method;
 
@@ -61,7 +61,10 @@ pub fn throughput_summary(report: &Report) -> String {
             }
             if i > 0 {
                 let (r, verdict) = cell.map_or(("-".into(), "-"), |c| {
-                    (rel_text(c), c.verdict.unwrap_or("-"))
+                    (
+                        rel_text(c.relative, c.interval.as_ref()),
+                        c.verdict.unwrap_or("-"),
+                    )
                 });
                 let _ = write!(out, " {r:>17} {verdict:<13}");
             }
@@ -75,12 +78,7 @@ pub fn throughput_summary(report: &Report) -> String {
             .filter_map(|c| c.interval.map(|i| i.method)),
     );
     if let Some(m) = method {
-        let _ = writeln!(
-            out,
-            "intervals: {}; verdicts need the whole interval past 1 and a change of at least {}%",
-            m.describe(),
-            crate::report::format::amount(report.min_effect * 100.0).trim_end_matches(".00")
-        );
+        let _ = writeln!(out, "{}", intervals_line(m.describe(), report.min_effect));
     }
     out
 }
@@ -94,13 +92,5 @@ fn mark(c: &IbenchCell) -> &'static str {
         "*"
     } else {
         " "
-    }
-}
-
-fn rel_text(c: &IbenchCell) -> String {
-    match c.relative {
-        Some(x) if c.interval.is_some() => rel_pm(x, c.interval.as_ref()),
-        Some(x) => rel(x),
-        None => "-".into(),
     }
 }

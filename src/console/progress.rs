@@ -63,6 +63,15 @@ impl ProgressView {
         }
     }
 
+    /// The bar during a load: `LABEL load DONE/TOTAL rows`, filled by the
+    /// share of rows loaded.
+    pub fn load_phase(&self, label: &str, done: u64, total: u64) {
+        self.phase(
+            &format!("{label} load {done}/{total} rows"),
+            done as f64 / total.max(1) as f64,
+        );
+    }
+
     /// Prints a line above the bar (or alone on a pipe), URL passwords
     /// redacted (a server's error may quote a URL).
     pub fn line(&self, text: &str) {

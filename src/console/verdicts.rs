@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use super::terminal::{label_width, name_width, truncate};
 use crate::report::Report;
-use crate::report::format::{rel, rel_pm};
+use crate::report::format::rel_pm;
 use crate::report::sysbench::Cell;
+use crate::stats::Interval;
 
 /// Formats the sysbench part of `report` for the terminal; empty when it
 /// has no sysbench section.
@@ -59,7 +60,7 @@ pub fn sysbench_summary(report: &Report) -> String {
                             let _ = write!(
                                 out,
                                 " {:>12} {:<13}",
-                                rel_text(c),
+                                rel_text(c.relative, c.interval.as_ref()),
                                 c.verdict.unwrap_or("-")
                             );
                         }
@@ -80,11 +81,7 @@ pub fn sysbench_summary(report: &Report) -> String {
         }
     }
     if let Some(m) = &report.interval_method {
-        let _ = writeln!(
-            out,
-            "\nintervals: {m}; verdicts need the whole interval past 1 and a change of at least {}%",
-            crate::report::format::amount(report.min_effect * 100.0).trim_end_matches(".00")
-        );
+        let _ = writeln!(out, "\n{}", intervals_line(m, report.min_effect));
     }
     if s.groups
         .iter()
@@ -100,12 +97,19 @@ pub fn sysbench_summary(report: &Report) -> String {
     out
 }
 
-fn rel_text(c: &Cell) -> String {
-    match c.relative {
-        Some(x) if c.interval.is_some() => rel_pm(x, c.interval.as_ref()),
-        Some(x) => rel(x),
-        None => "-".into(),
-    }
+/// A ratio with its interval where it has one (`0.94 ±0.03`), `-` without
+/// a ratio; shared by the sysbench and Insert Benchmark tables.
+pub(super) fn rel_text(relative: Option<f64>, interval: Option<&Interval>) -> String {
+    relative.map_or_else(|| "-".into(), |x| rel_pm(x, interval))
+}
+
+/// The legend line under a table of ratios: the interval method and the
+/// rule a verdict follows.
+pub(super) fn intervals_line(method: &str, min_effect: f64) -> String {
+    format!(
+        "intervals: {method}; verdicts need the whole interval past 1 and a change of at least {}%",
+        crate::report::format::amount(min_effect * 100.0).trim_end_matches(".00")
+    )
 }
 /// The concurrency sweep's lines (each test's peak and knee per target);
 /// empty when the report has no sweep.

@@ -100,12 +100,7 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
             p.seed,
             threads,
             super::cancel_flag(),
-            &mut |done, total| {
-                view.phase(
-                    &format!("{label} load {done}/{total} rows"),
-                    done as f64 / total.max(1) as f64,
-                );
-            },
+            &mut |done, total| view.load_phase(&label, done, total),
         )?;
     }
     Ok(Loaded {

@@ -78,12 +78,7 @@ fn load_and_measure(
             created,
             plan.sysbench.seed,
             super::cancel_flag(),
-            &mut |done, total| {
-                view.phase(
-                    &format!("{label} load {done}/{total} rows"),
-                    done as f64 / total.max(1) as f64,
-                );
-            },
+            &mut |done, total| view.load_phase(&label, done, total),
         )?;
     }
     let compiled =
