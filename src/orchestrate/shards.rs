@@ -43,8 +43,13 @@ pub(super) const K8S_READY_TIMEOUT: Duration = Duration::from_secs(600);
 /// How far ahead of "everyone is ready" the start is published, so every
 /// shard sees it before it comes.
 const START_MARGIN_MS: f64 = 500.0;
-/// How often the board is read while waiting.
+/// How often the board is read while waiting for the shards to be ready
+/// or for the start (before anything is measured: a tight start).
 const POLL: Duration = Duration::from_millis(20);
+/// How often the coordinator reads the board while the shards measure:
+/// enough for the once-a-second progress line, and light on the store
+/// (which may share a host with the server being measured).
+const DONE_POLL: Duration = Duration::from_millis(200);
 
 /// What every shard of a step runs, as the board holds it (no password).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -185,7 +190,7 @@ fn coordinate(
         shards,
         waiting,
         cancel,
-        "ready",
+        ("ready", POLL),
         &mut |_| {},
     )?;
     let now = store.board_clock_ms().map_err(|e| format!("{e:#}"))?;
@@ -211,7 +216,7 @@ fn coordinate(
         shards,
         deadline,
         cancel,
-        "done",
+        ("done", DONE_POLL),
         &mut |members| {
             if last_tick.elapsed() < Duration::from_secs(1) || Instant::now() < began {
                 return;
@@ -261,7 +266,7 @@ fn coordinate(
         .collect()
 }
 
-/// Reads the board until every shard is in state `want`; fails with the
+/// Reads the board every `poll` until every shard is in state `want`; fails with the
 /// first shard that failed or whose process ended, on Ctrl-C, or at
 /// `deadline`. `tick` runs on every round.
 #[allow(clippy::too_many_arguments)]
@@ -273,7 +278,7 @@ fn wait_for(
     shards: &mut ShardProcesses,
     deadline: Instant,
     cancel: &AtomicBool,
-    want: &str,
+    (want, poll): (&str, Duration),
     tick: &mut dyn FnMut(&[ShardMember]),
 ) -> Result<Vec<ShardMember>, String> {
     loop {
@@ -318,7 +323,7 @@ fn wait_for(
             ));
         }
         tick(&members);
-        std::thread::sleep(POLL);
+        std::thread::sleep(poll);
     }
 }
 
