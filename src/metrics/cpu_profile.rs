@@ -44,8 +44,17 @@ pub struct Profiler {
 }
 
 /// Why no profile can be taken on this host, or `None` when perf can run:
-/// checked before a run starts so the user learns it once.
+/// checked before a run starts so the user learns it once. Beyond perf
+/// being installed and allowed, a short `perf record` of `true` with the
+/// profile's own options proves the kernel lets perf open its event (a
+/// sandbox may refuse `perf_event_open` outright); the answer is kept for
+/// the life of the process.
 pub fn unavailable() -> Option<String> {
+    static ANSWER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ANSWER.get_or_init(probe).clone()
+}
+
+fn probe() -> Option<String> {
     let works = Command::new("perf")
         .arg("--version")
         .stdout(Stdio::null())
@@ -63,12 +72,47 @@ pub fn unavailable() -> Option<String> {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(2);
-    (!root && paranoid > 1).then(|| {
-        format!(
+    if !root && paranoid > 1 {
+        return Some(format!(
             "kernel.perf_event_paranoid is {paranoid}: perf may not watch other users' processes; \
              run tidemark as root or sysctl kernel.perf_event_paranoid=1"
-        )
-    })
+        ));
+    }
+    let data = std::env::temp_dir().join(format!("tidemark-perfprobe-{}.data", std::process::id()));
+    let out = Command::new("perf")
+        .args(["record", "-e", "cpu-clock", "-g", "-F"])
+        .arg(SAMPLE_HZ.to_string())
+        .arg("-o")
+        .arg(&data)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    let _ = std::fs::remove_file(&data);
+    match out {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "perf cannot record on this host ({}): {}; --cpu-profile needs perf_event_open \
+             (outside a sandbox that refuses it, or with kernel.perf_event_paranoid lowered)",
+            o.status,
+            perf_error(&String::from_utf8_lossy(&o.stderr))
+        )),
+        Err(e) => Some(format!("perf record could not start: {e}")),
+    }
+}
+
+/// The line of perf's stderr that says what went wrong: perf prints
+/// "Error:" on a line of its own, then the reason.
+fn perf_error(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("[ perf record") && *l != "Error:")
+        .map(|l| l.trim_start_matches("Error:").trim())
+        .next()
+        .unwrap_or("no message")
+        .to_string()
 }
 
 impl Profiler {
@@ -182,7 +226,7 @@ impl Profiler {
 /// error if it exits at once (a bad pid, a refused event).
 fn spawn_perf(pids: &str, data: &std::path::Path) -> Result<Child, String> {
     let mut cmd = Command::new("perf");
-    cmd.args(["record", "-e", "cpu-clock", "-g", "--quiet", "-F"])
+    cmd.args(["record", "-e", "cpu-clock", "-g", "-F"])
         .arg(SAMPLE_HZ.to_string())
         .arg("-p")
         .arg(pids)
@@ -220,7 +264,7 @@ fn first_line(child: &mut Child) -> String {
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut err);
     }
-    err.lines().next().unwrap_or("no message").to_string()
+    perf_error(&err)
 }
 
 /// SIGINT to perf (it writes its data and exits), a kill if it does not
@@ -281,9 +325,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn perfs_reason_is_the_line_after_error() {
+        let refused =
+            "Error:\nNo permission to enable cpu-clock event.\n\nYou may not have permission\n";
+        assert_eq!(
+            perf_error(refused),
+            "No permission to enable cpu-clock event."
+        );
+        assert_eq!(perf_error("Error: failed to mmap\n"), "failed to mmap");
+        assert_eq!(perf_error(""), "no message");
+    }
+
+    #[test]
     fn a_busy_child_is_profiled_and_nothing_is_left_behind() {
         if let Some(why) = unavailable() {
-            panic!("this host cannot profile: {why}");
+            // A host that cannot profile: starting a profile must say so in
+            // one line and leave no perf or data file behind.
+            eprintln!("this host cannot profile ({why}); checking the refusal only");
+            assert!(!why.contains('\n') && why.contains("perf"), "{why}");
+            let before = leftover_perf_files();
+            assert_eq!(Profiler::start(std::process::id()).err(), Some(why));
+            assert_eq!(leftover_perf_files(), before);
+            return;
         }
         let busy = ChildGuard(
             Command::new("sh")
@@ -328,5 +391,16 @@ mod tests {
         assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
         assert!(!data.exists());
         assert!(Profiler::start(u32::MAX - 1).is_err(), "no such process");
+    }
+
+    /// This process's perf data files in the temporary directory.
+    fn leftover_perf_files() -> Vec<String> {
+        let prefix = format!("tidemark-perf-{}-", std::process::id());
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
     }
 }

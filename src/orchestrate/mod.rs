@@ -71,6 +71,7 @@ fn install_signal_handlers() {
 /// Runs the plan as a new run; returns the exit code (0; 1 when a target
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
+    check_profiling(plan)?;
     place_cpus(plan)?;
     shards::prepare_hosts(plan)?;
     install_signal_handlers();
@@ -80,10 +81,24 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// Continues run `run_id` (its plan rebuilt from the store), skipping the
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
+    check_profiling(plan)?;
     place_cpus(plan)?;
     shards::prepare_hosts(plan)?;
     install_signal_handlers();
     matrix::execute(plan, Some(run_id))
+}
+
+/// `--cpu-profile` on a host where perf cannot record is refused in one
+/// line before any server starts, rather than every step storing a
+/// missing profile.
+fn check_profiling(plan: &Plan) -> anyhow::Result<()> {
+    match plan
+        .cpu_profile
+        .then(crate::metrics::cpu_profile::unavailable)
+    {
+        Some(Some(why)) => anyhow::bail!("--cpu-profile: {why}; or run without --cpu-profile"),
+        _ => Ok(()),
+    }
 }
 
 /// `--server-cpus` / `--client-cpus`: placed before any thread or server
