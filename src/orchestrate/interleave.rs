@@ -200,7 +200,7 @@ fn open(
     resuming: bool,
     view: &ProgressView,
 ) -> anyhow::Result<Live> {
-    let info = super::matrix::unique_in_run(store, run_id, pos as u32, server.info())?;
+    let info = super::labels::unique_in_run(store, run_id, pos as u32, server.info())?;
     view.line(&format!(
         "target {}: {} ({})",
         info.label,

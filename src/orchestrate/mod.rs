@@ -12,6 +12,7 @@
 
 pub mod ibench;
 pub mod interleave;
+mod labels;
 pub mod limits;
 pub mod matrix;
 pub mod provide;

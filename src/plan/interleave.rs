@@ -60,6 +60,44 @@ impl Interleave {
     }
 }
 
+/// The order a run takes: `--interleave` when given (refused in one line
+/// where it cannot work), else [`Interleave::default_for`]. `together` says
+/// whether the managed servers fit in memory at once, and why not.
+pub fn choose(
+    given: Option<&str>,
+    runs_sysbench: bool,
+    cells: usize,
+    all_managed: bool,
+    fixed_port: bool,
+    together: Result<(), String>,
+) -> Result<Interleave, String> {
+    let Some(text) = given else {
+        return Ok(Interleave::default_for(
+            runs_sysbench,
+            cells,
+            all_managed,
+            fixed_port,
+            together.is_ok(),
+        ));
+    };
+    let chosen = Interleave::parse(text)?;
+    if chosen == Interleave::Steps && fixed_port && cells > 1 {
+        return Err(
+            "--interleave steps keeps several servers up at once, so one --port cannot \
+             serve them: drop --port or pass --interleave servers"
+                .into(),
+        );
+    }
+    if chosen == Interleave::Steps
+        && let Err(e) = together
+    {
+        return Err(format!(
+            "--interleave steps: {e}: pass --interleave servers (one server at a time), fewer targets or a smaller --table-size"
+        ));
+    }
+    Ok(chosen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,19 +10,18 @@ mod profile;
 mod sets;
 pub mod sizing;
 pub mod target;
+mod targets;
 mod workload_file;
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::util::redact::redact_url_passwords;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
 pub use profile::{Overrides, Profile, Suite, fresh_seed};
 use profile::{ibench_params, sysbench_params};
-use sets::expand_config_set;
 pub use sizing::{Sizing, SizingChoice};
 pub use target::{TargetSpec, join_target_settings, parse_setting, split_target_settings};
 
@@ -201,45 +200,7 @@ impl Plan {
             .iter()
             .map(|s| parse_setting(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let target_texts = if input.targets.is_empty() {
-            vec![DEFAULT_TARGET.to_string()]
-        } else {
-            input.targets.clone()
-        };
-        let mut targets = Vec::new();
-        for text in expand_config_set(&target_texts, input.config_set.as_deref())? {
-            let (spec_text, own) = split_target_settings(&text)?;
-            let (bare, allocator) = crate::server::allocator::split_allocator(&spec_text);
-            let spec = TargetSpec::parse(bare)?;
-            if let Some(a) = allocator
-                && !matches!(
-                    spec,
-                    TargetSpec::ManagedMysql { .. } | TargetSpec::ManagedPostgres { .. }
-                )
-            {
-                return Err(format!(
-                    "target '{spec_text}': +{} preloads an allocator into a server tidemark starts; an external server or SQLite is not started by tidemark: drop +{}",
-                    a.name(),
-                    a.name()
-                ));
-            }
-            let mut all = settings.clone();
-            all.extend(own.iter().cloned());
-            if !all.is_empty() && !spec.is_managed() {
-                return Err(format!(
-                    "-c/--set applies to servers tidemark starts, but target '{}' is external: drop the -c options or change the server's own configuration",
-                    redact_url_passwords(&text)
-                ));
-            }
-            targets.push(TargetPlan {
-                // Shown and stored: the URL's password stays in `spec`.
-                spec_text: redact_url_passwords(&text),
-                spec,
-                settings: all,
-                own_settings: own,
-                allocator,
-            });
-        }
+        let mut targets = targets::build(&input, &settings)?;
         if suite.runs_sysbench() || suite == Suite::Workload {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
@@ -313,33 +274,14 @@ impl Plan {
             .count();
         // Steps keep one server per target up, its repetitions on it.
         let together = sizing.fit_together(managed);
-        let interleave = match input.interleave.as_deref() {
-            None => interleave::Interleave::default_for(
-                suite.runs_sysbench(),
-                cells,
-                managed == targets.len(),
-                input.port.is_some(),
-                together.is_ok(),
-            ),
-            Some(text) => {
-                let chosen = interleave::Interleave::parse(text)?;
-                if chosen == interleave::Interleave::Steps && input.port.is_some() && cells > 1 {
-                    return Err(
-                        "--interleave steps keeps several servers up at once, so one --port cannot \
-                         serve them: drop --port or pass --interleave servers"
-                            .into(),
-                    );
-                }
-                if chosen == interleave::Interleave::Steps
-                    && let Err(e) = together
-                {
-                    return Err(format!(
-                        "--interleave steps: {e}: pass --interleave servers (one server at a time), fewer targets or a smaller --table-size"
-                    ));
-                }
-                chosen
-            }
-        };
+        let interleave = interleave::choose(
+            input.interleave.as_deref(),
+            suite.runs_sysbench(),
+            cells,
+            managed == targets.len(),
+            input.port.is_some(),
+            together,
+        )?;
         let min_effect = match input.min_effect.as_deref() {
             None => crate::stats::DEFAULT_MIN_EFFECT,
             Some(text) => crate::stats::parse_min_effect(text)?,

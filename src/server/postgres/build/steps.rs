@@ -60,11 +60,15 @@ pub fn configure_version(configure: &str) -> Option<String> {
     })
 }
 
-/// The first line of `cc --version` (configure's choice when CC is unset
-/// and gcc is present).
+/// The first line of the C compiler's `--version`: `CC` when set (it may
+/// name a wrapper first, `ccache gcc`, as configure allows), else gcc
+/// (configure's choice when CC is unset and gcc is present).
 pub fn compiler_version() -> Result<String> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
-    let out = Command::new(&cc)
+    let mut words = cc.split_whitespace();
+    let program = words.next().unwrap_or("gcc");
+    let out = Command::new(program)
+        .args(words)
         .arg("--version")
         .stdin(Stdio::null())
         .output()
@@ -74,6 +78,11 @@ pub fn compiler_version() -> Result<String> {
                  build-essential) or set CC"
             )
         })?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "the C compiler {cc} failed to say its version: set CC to a working compiler"
+        );
+    }
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()
