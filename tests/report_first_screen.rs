@@ -231,9 +231,17 @@ fn markdown_sections_reproduce_the_seed_tables() {
             "sysbench-range-agg",
             "sysbench-write",
             "server",
-            "plans"
+            "plans",
+            "configs"
         ]
     );
+    // Every managed target's configuration file, fenced, under its column.
+    let configs = &sections.last().unwrap().1;
+    for (t, x) in r.targets.iter().zip(&r.context.targets) {
+        let heading = format!("### {} ({})\n\n```\n", t.column, t.label);
+        assert!(configs.contains(&heading), "{heading} in {configs}");
+        assert!(configs.contains(x.config_text.trim_end()));
+    }
     let whole = markdown::render(&r);
     for (_, text) in &sections {
         assert!(whole.contains(text.as_str()), "the whole is the sections");

@@ -57,7 +57,8 @@ fn title(r: &Report) -> String {
 /// report lists them: `summary`, `context`, `sysbench-<group>` (each with
 /// its own legend, so it pastes alone), `chain`, `ibench`, `server`
 /// (server counters, CPU profiles, storage detail), `shards` (per-shard
-/// throughput of `--client-hosts` steps), `plans`. `tidemark
+/// throughput of `--client-hosts` steps), `plans`, `configs` (each managed
+/// target's whole configuration file). `tidemark
 /// report` writes each as `sections/<stem>.md` besides `report.md`.
 pub fn sections(r: &Report) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -115,7 +116,41 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     if !o.is_empty() {
         out.push(("plans".to_string(), o));
     }
+    let mut o = String::new();
+    config_files(&mut o, r);
+    if !o.is_empty() {
+        out.push(("configs".to_string(), o));
+    }
     out
+}
+
+/// Each managed target's configuration file as the server read it, in a
+/// fenced block (fenced longer than any backtick run inside it).
+fn config_files(o: &mut String, r: &Report) {
+    let files: Vec<_> = r
+        .targets
+        .iter()
+        .zip(&r.context.targets)
+        .filter(|(_, x)| !x.config_text.trim().is_empty())
+        .collect();
+    if files.is_empty() {
+        return;
+    }
+    o.push_str(
+        "## Configuration files
+
+",
+    );
+    for (t, x) in files {
+        let text = x.config_text.trim_end();
+        let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat((longest + 1).max(3));
+        let _ = writeln!(
+            o,
+            "### {} ({})\n\n{fence}\n{text}\n{fence}\n",
+            t.column, t.label
+        );
+    }
 }
 
 /// The Markdown renderer (`report.md` in a report directory).
@@ -198,6 +233,9 @@ fn context(o: &mut String, r: &Report) {
         if let Some(build) = &x.build {
             let _ = writeln!(o, "Build of {} ({}): {build}\n", t.column, t.label);
         }
+    }
+    if c.targets.iter().any(|x| !x.config_text.trim().is_empty()) {
+        o.push_str("The configuration files the servers read are under \"Configuration files\" at the end.\n\n");
     }
 
     if c.same_host
