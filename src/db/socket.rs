@@ -73,6 +73,24 @@ impl Stream {
         }
     }
 
+    /// Reads what has arrived into `buf` (`ready`: the caller knows the
+    /// socket is readable, see [`Stream::read_ready`]), retrying a read a
+    /// signal interrupted; `Ok(0)` is the end of the stream.
+    #[inline]
+    pub fn read_some(&mut self, buf: &mut [u8], ready: bool) -> io::Result<usize> {
+        loop {
+            let got = if ready {
+                self.read_ready(buf)
+            } else {
+                self.read(buf)
+            };
+            match got {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return other,
+            }
+        }
+    }
+
     /// The socket's file descriptor.
     pub fn raw_fd(&self) -> RawFd {
         match self {

@@ -33,7 +33,6 @@ pub use hostile::decode_server_packets;
 
 pub use url::{DEFAULT_CHARSET, MyConnectOptions, charset_names, check_charset, collation_id};
 
-use std::io;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -320,35 +319,19 @@ impl MyConn {
     /// poll first ([`Stream::read_ready`](crate::db::socket::Stream::read_ready)).
     /// End of stream or an error marks the connection broken.
     fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
-        loop {
-            let buf = &mut self.rbuf[self.rend..];
-            let got = if ready {
-                self.stream.read_ready(buf)
-            } else {
-                self.stream.read(buf)
-            };
-            match got {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "2013",
-                        "lost connection to the server during a query",
-                    ));
-                }
-                Ok(n) => {
-                    self.rend += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "2013",
-                        format!("lost connection to the server: {e}"),
-                    ));
-                }
+        let lost = |why: String| DbError::new(ErrorKind::Connection, "2013", why);
+        match self.stream.read_some(&mut self.rbuf[self.rend..], ready) {
+            Ok(0) => {
+                self.broken = true;
+                Err(lost("lost connection to the server during a query".into()))
+            }
+            Ok(n) => {
+                self.rend += n;
+                Ok(())
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(lost(format!("lost connection to the server: {e}")))
             }
         }
     }

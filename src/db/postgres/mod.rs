@@ -296,31 +296,22 @@ impl PgConn {
     /// EINTR); `ready`: the caller knows the socket is readable, so no
     /// poll first ([`Stream::read_ready`]).
     fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
-        loop {
-            let buf = &mut self.rbuf[self.rend..];
-            let got = if ready {
-                self.stream.read_ready(buf)
-            } else {
-                self.stream.read(buf)
-            };
-            match got {
-                Ok(0) => {
-                    self.broken = true;
-                    return Err(DbError::new(
-                        ErrorKind::Connection,
-                        "",
-                        "connection closed by the server",
-                    ));
-                }
-                Ok(n) => {
-                    self.rend += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.broken = true;
-                    return Err(DbError::io(e));
-                }
+        match self.stream.read_some(&mut self.rbuf[self.rend..], ready) {
+            Ok(0) => {
+                self.broken = true;
+                Err(DbError::new(
+                    ErrorKind::Connection,
+                    "",
+                    "connection closed by the server",
+                ))
+            }
+            Ok(n) => {
+                self.rend += n;
+                Ok(())
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(DbError::io(e))
             }
         }
     }
