@@ -128,21 +128,31 @@ impl Profiler {
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         ));
-        let pids: Vec<String> = crate::util::process_tree::process_and_descendants(server_pid)
-            .iter()
-            .map(u32::to_string)
-            .collect();
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         let file = data.clone();
         let keeper = std::thread::Builder::new()
             .name("perf-keeper".into())
             .spawn(move || {
-                let mut child = match spawn_perf(&pids.join(","), &file) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return Ok(());
+                // A process of the tree may end between our listing and
+                // perf's attaching (perf then refuses them all): list the
+                // tree again and retry.
+                let mut attempt = 1;
+                let mut child = loop {
+                    let pids: Vec<String> = settled_tree(server_pid)
+                        .iter()
+                        .map(u32::to_string)
+                        .collect();
+                    match spawn_perf(&pids.join(","), &file) {
+                        Ok(c) => break c,
+                        Err(_) if attempt < ATTACH_ATTEMPTS && pid_alive(server_pid) => {
+                            attempt += 1;
+                            let _ = std::fs::remove_file(&file);
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return Ok(());
+                        }
                     }
                 };
                 let _ = ready_tx.send(Ok(child.id()));
@@ -220,6 +230,41 @@ impl Profiler {
             .join()
             .unwrap_or_else(|_| Err("the perf thread panicked".into()))
     }
+}
+
+/// How often perf is started on a freshly listed process tree before a
+/// profile is given up.
+const ATTACH_ATTEMPTS: u32 = 4;
+
+/// How old a descendant must be to be attached to: younger ones (a
+/// process that runs a moment, like `/bin/true` from a shell loop) are
+/// likely gone before perf attaches, which would fail the whole attach.
+/// Processes forked after perf attaches are followed by perf itself.
+const SETTLED: Duration = Duration::from_millis(200);
+
+/// `root` and those of its descendants that have run for [`SETTLED`].
+fn settled_tree(root: u32) -> Vec<u32> {
+    let ticks = crate::metrics::procfs::clock_ticks_per_sec();
+    let uptime = std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
+    let started = |pid: u32| -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Field 22 (starttime), the 20th after the command's closing ')'.
+        let secs = stat.rsplit(')').next()?.split_whitespace().nth(19)?;
+        Some(secs.parse::<f64>().ok()? / ticks)
+    };
+    crate::util::process_tree::process_and_descendants(root)
+        .into_iter()
+        .filter(|&pid| {
+            pid == root
+                || matches!((uptime, started(pid)), (Some(now), Some(at)) if now - at >= SETTLED.as_secs_f64())
+        })
+        .collect()
+}
+
+fn pid_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Starts `perf record` on `pids` (comma-separated) writing to `data`; an
@@ -384,8 +429,21 @@ mod tests {
         );
         assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
 
-        // Dropped without stop: perf ends and its file goes.
-        let p = Profiler::start(std::process::id()).unwrap();
+        // Dropped without stop: perf ends and its file goes. The tree
+        // forks a short-lived process all the time (as a server forks
+        // workers): those come and go as perf attaches, which must not
+        // fail the profile.
+        let churn = ChildGuard(
+            Command::new("sh")
+                .args(["-c", "while :; do /bin/true; done"])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        for _ in 0..5 {
+            drop(Profiler::start(churn.0.id()).unwrap());
+        }
+        let p = Profiler::start(churn.0.id()).unwrap();
         let (perf_pid, data) = (p.perf_pid, p.data.clone());
         drop(p);
         assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
