@@ -81,9 +81,11 @@ impl MemoryCgroup {
         };
         write(limit_file, &limit_bytes.to_string())?;
         for p in crate::util::process_tree::process_and_descendants(pid) {
-            // A child that exited meanwhile is simply gone.
-            if Path::new(&format!("/proc/{p}")).exists() {
-                write("cgroup.procs", &p.to_string())?;
+            // A descendant that exited since the listing is simply gone.
+            match std::fs::write(group.dir.join("cgroup.procs"), p.to_string()) {
+                Err(e) if p != pid && e.raw_os_error() == Some(libc::ESRCH) => {}
+                Err(e) => return Err(format!("{}/cgroup.procs: {e}", group.dir.display())),
+                Ok(()) => {}
             }
         }
         Ok(group)
