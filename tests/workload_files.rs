@@ -126,6 +126,31 @@ fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
             4.5 * sd
         );
         assert_eq!(step["errors"], 0, "{label}: {step}");
+        // Each statement's executions and time: a transaction under way
+        // when the measured interval began counts only its later
+        // statements (at most one per client).
+        for (key, of) in [("read#01", read), ("read#02", read), ("write#01", write)] {
+            let s = &m["statements"][key];
+            let count = s["count"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{label}: {key} in {m}"));
+            assert!(
+                count <= of && of - count <= 2,
+                "{label}: {key} ran {count} times of {of}"
+            );
+            let mean_us = s["ns"].as_u64().unwrap() as f64 / count as f64 / 1e3;
+            assert!(
+                mean_us > 1.0 && mean_us < 100_000.0,
+                "{label}: {key} {mean_us} µs"
+            );
+        }
+        assert!(
+            m["statement_sql"]["read#01"]
+                .as_str()
+                .unwrap()
+                .starts_with("SELECT v FROM wf_kv"),
+            "{label}: {m}"
+        );
     }
 
     let out_dir = dir.path().join("report");
@@ -158,6 +183,33 @@ fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
         let row = format!("| two-tx | {label} | read {read} (");
         assert!(section.contains(&row), "{row} in {section}");
     }
+    // One row per statement with a mean for each of the three targets.
+    let lat = section
+        .split("Statement latencies (mean ms per execution")
+        .nth(1)
+        .expect("the statement latencies follow the transactions");
+    for key in ["read#01", "read#02", "write#01"] {
+        let row = lat
+            .lines()
+            .find(|l| l.starts_with(&format!("| two-tx | {key} | `")))
+            .unwrap_or_else(|| panic!("{key} in {lat}"));
+        let means: Vec<f64> = row
+            .split('|')
+            .rev()
+            .skip(1)
+            .take(3)
+            .map(|c| c.trim().parse::<f64>().unwrap_or_else(|_| panic!("{row}")))
+            .collect();
+        assert!(means.iter().all(|m| *m > 0.0), "{row}");
+    }
+    let stmt = html
+        .split("<table class=\"stmt\">")
+        .nth(1)
+        .expect("the HTML report has the statement table");
+    assert!(
+        stmt.contains("read#02") && stmt.contains("SELECT k FROM wf_kv"),
+        "{stmt}"
+    );
 }
 
 /// Per statement shape of database `db`: calls (from pg_stat_statements).

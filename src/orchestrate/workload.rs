@@ -120,6 +120,16 @@ fn load_and_measure(
         if let Some(m) = &result.metrics {
             ctx.view
                 .line(&format!("  {}", crate::report::workload::summary(m)));
+            let means: Vec<String> = crate::report::workload::statement_rows(&[Some(m)])
+                .iter()
+                .filter_map(|s| Some(format!("{} {:.3}", s.key, s.mean_ms[0]?)))
+                .collect();
+            if !means.is_empty() {
+                ctx.view.line(&format!(
+                    "  statement latency, mean ms: {}",
+                    means.join(", ")
+                ));
+            }
         }
     }
     Ok(())

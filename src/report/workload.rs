@@ -1,27 +1,33 @@
 //! What the report shows of a workload file's steps beyond a sysbench
-//! test's: the transactions by name and the retries and failures by error
-//! class that the step stored in its metrics.
+//! test's: the transactions by name, the retries and failures by error
+//! class, and each statement's mean latency, that the step stored in its
+//! metrics.
 
 use crate::store::StepRecord;
+
+/// Adds the counts of `v` into `into`: numbers summed key by key, text
+/// (a statement's SQL) kept.
+fn add(into: &mut serde_json::Value, v: &serde_json::Value) {
+    if v.is_object() && !into.is_object() {
+        *into = serde_json::json!({});
+    }
+    match (into, v) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, x) in b {
+                add(a.entry(k.clone()).or_insert(serde_json::json!(0)), x);
+            }
+        }
+        (a, b) if b.is_u64() => *a = (a.as_u64().unwrap_or(0) + b.as_u64().unwrap_or(0)).into(),
+        // A statement's SQL: the same text in every repetition.
+        (a, b) if b.is_string() => *a = b.clone(),
+        _ => {}
+    }
+}
 
 /// A workload file's counts over the repetitions of a cell: the stored
 /// metrics (transactions by name, retries and failures by error class)
 /// added up; `None` for sysbench steps.
 pub fn counts<'a>(steps: impl Iterator<Item = &'a StepRecord>) -> Option<serde_json::Value> {
-    fn add(into: &mut serde_json::Value, v: &serde_json::Value) {
-        if v.is_object() && !into.is_object() {
-            *into = serde_json::json!({});
-        }
-        match (into, v) {
-            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
-                for (k, x) in b {
-                    add(a.entry(k.clone()).or_insert(serde_json::json!(0)), x);
-                }
-            }
-            (a, b) if b.is_u64() => *a = (a.as_u64().unwrap_or(0) + b.as_u64().unwrap_or(0)).into(),
-            _ => {}
-        }
-    }
     let mut sum: Option<serde_json::Value> = None;
     for s in steps.filter(|s| s.info.suite == "workload") {
         if let Some(m) = &s.metrics {
@@ -69,6 +75,62 @@ pub fn summary(counts: &serde_json::Value) -> String {
     out
 }
 
+/// One statement of a workload file across the report's targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatementRow {
+    /// `transaction#NN`, in the file's order.
+    pub key: String,
+    pub sql: String,
+    /// Per target: the mean latency in milliseconds over the executions
+    /// measured (summed over repetitions); `None` where it did not run.
+    pub mean_ms: Vec<Option<f64>>,
+}
+
+/// The statements of one workload step, from each target's summed counts
+/// (`None` for a target without the step).
+pub fn statement_rows(cells: &[Option<&serde_json::Value>]) -> Vec<StatementRow> {
+    let mut rows: Vec<StatementRow> = Vec::new();
+    for (col, counts) in cells.iter().enumerate() {
+        let Some(stmts) = counts.and_then(|c| c["statements"].as_object()) else {
+            continue;
+        };
+        for (key, v) in stmts {
+            let (n, ns) = (
+                v["count"].as_u64().unwrap_or(0),
+                v["ns"].as_u64().unwrap_or(0),
+            );
+            let i = match rows.iter().position(|r| &r.key == key) {
+                Some(i) => i,
+                None => {
+                    let sql = counts.and_then(|c| c["statement_sql"][key].as_str());
+                    rows.push(StatementRow {
+                        key: key.clone(),
+                        sql: sql.unwrap_or("").to_string(),
+                        mean_ms: vec![None; cells.len()],
+                    });
+                    rows.len() - 1
+                }
+            };
+            rows[i].mean_ms[col] = (n > 0).then(|| ns as f64 / n as f64 / 1e6);
+        }
+    }
+    rows.sort_by(|a, b| a.key.cmp(&b.key));
+    rows
+}
+
+/// A statement's SQL on one line, cut to `max` characters with an ellipsis.
+pub fn sql_excerpt(sql: &str, max: usize) -> String {
+    let one: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        one
+    } else {
+        format!(
+            "{}…",
+            one.chars().take(max.saturating_sub(1)).collect::<String>()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -81,6 +143,36 @@ mod tests {
         assert_eq!(
             super::summary(&c),
             "read 750 (75.0 %), write 250 (25.0 %); retries: serialization 3"
+        );
+    }
+
+    #[test]
+    fn statement_means_per_target_in_the_files_order() {
+        let a = serde_json::json!({
+            "statements": {"read#01": {"count": 4, "ns": 8_000_000}, "read#02": {"count": 0, "ns": 0}},
+            "statement_sql": {"read#01": "SELECT v FROM kv WHERE k = $1", "read#02": "SELECT 1"},
+        });
+        let b = serde_json::json!({
+            "statements": {"read#01": {"count": 2, "ns": 1_000_000}},
+            "statement_sql": {"read#01": "SELECT v FROM kv WHERE k = $1"},
+        });
+        let rows = super::statement_rows(&[Some(&a), None, Some(&b)]);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].key, "read#01");
+        assert_eq!(rows[0].mean_ms, [Some(2.0), None, Some(0.5)]);
+        assert_eq!(rows[1].mean_ms, [None, None, None]);
+        assert_eq!(
+            super::sql_excerpt("SELECT  a,\n b FROM t", 10),
+            "SELECT a,…"
+        );
+        // Repetitions add up; the SQL stays text.
+        let mut sum = serde_json::json!({});
+        super::add(&mut sum, &a);
+        super::add(&mut sum, &a);
+        assert_eq!(sum["statements"]["read#01"]["count"], 8);
+        assert_eq!(
+            sum["statement_sql"]["read#01"],
+            "SELECT v FROM kv WHERE k = $1"
         );
     }
 }

@@ -139,6 +139,7 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
     cost_table(o, r, s, g);
     latency_table(o, r, g);
     workload_table(o, r, g);
+    statement_table(o, r, g);
     o.push_str("</div>\n");
 }
 
@@ -305,4 +306,42 @@ fn workload_table(o: &mut String, r: &Report, g: &GroupSection) {
     o.push_str("<p>Transactions (measured interval; retries and failures by error class):</p>\n");
     let header = ["workload", "target", "transactions"].map(String::from);
     table_tagged(o, "wl", &header, &rows, &tags);
+}
+
+/// A workload file's statements and each target's mean latency per
+/// execution; nothing for sysbench groups.
+fn statement_table(o: &mut String, r: &Report, g: &GroupSection) {
+    let mut rows = Vec::new();
+    let mut tags = Vec::new();
+    for t in &g.tests {
+        let cells: Vec<Option<&serde_json::Value>> = t
+            .cells
+            .iter()
+            .map(|c| c.as_ref().and_then(|c| c.workload.as_ref()))
+            .collect();
+        for s in crate::report::workload::statement_rows(&cells) {
+            let mut row = vec![
+                l(&t.label),
+                l(&s.key),
+                (
+                    "l".to_string(),
+                    format!(
+                        "<code title=\"{}\">{}</code>",
+                        esc(&s.sql),
+                        esc(&crate::report::workload::sql_excerpt(&s.sql, 60))
+                    ),
+                ),
+            ];
+            row.extend(s.mean_ms.iter().map(|m| n(opt_amount(*m))));
+            rows.push(row);
+            tags.push(t.label.clone());
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("<p>Statement latencies (mean ms per execution, measured interval):</p>\n");
+    let mut header: Vec<String> = ["workload", "statement", "SQL"].map(String::from).to_vec();
+    header.extend(r.targets.iter().map(|t| esc(&t.label)));
+    table_tagged(o, "stmt", &header, &rows, &tags);
 }

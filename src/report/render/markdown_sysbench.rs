@@ -133,6 +133,7 @@ fn group(o: &mut String, r: &Report, s: &SysbenchSection, g: &GroupSection) {
         o.push_str("! = the step had errors or did not run to its end.\n\n");
     }
     workload_counts(o, r, g);
+    statement_latencies(o, r, g);
     writes_block(o, r, g);
     cost_table(o, r, s, g);
     latency_table(o, r, g);
@@ -161,6 +162,39 @@ fn workload_counts(o: &mut String, r: &Report, g: &GroupSection) {
     o.push_str("Transactions (measured interval; retries and failures by error class):\n\n");
     let header = ["workload", "target", "transactions"].map(String::from);
     table(o, &header, &[false, false, false], &rows);
+}
+
+/// A workload file's statements and each target's mean latency per
+/// execution (pgbench -r's per-statement report); nothing for sysbench.
+fn statement_latencies(o: &mut String, r: &Report, g: &GroupSection) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for t in &g.tests {
+        let cells: Vec<Option<&serde_json::Value>> = t
+            .cells
+            .iter()
+            .map(|c| c.as_ref().and_then(|c| c.workload.as_ref()))
+            .collect();
+        for s in crate::report::workload::statement_rows(&cells) {
+            let mut row = vec![
+                t.label.clone(),
+                s.key.clone(),
+                format!(
+                    "`{}`",
+                    crate::report::workload::sql_excerpt(&s.sql, 60).replace('`', "'")
+                ),
+            ];
+            row.extend(s.mean_ms.iter().map(|m| opt_amount(*m)));
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("Statement latencies (mean ms per execution, measured interval):\n\n");
+    let mut header: Vec<String> = ["workload", "statement", "SQL"].map(String::from).to_vec();
+    header.extend(r.targets.iter().map(|t| t.label.clone()));
+    let right: Vec<bool> = (0..header.len()).map(|i| i >= 3).collect();
+    table(o, &header, &right, &rows);
 }
 
 /// The seeds' config-comparison block (the 2024 fsync/binlog post):

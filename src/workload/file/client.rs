@@ -2,11 +2,13 @@
 //! weight, draws its variables, runs its statements (prepared when they
 //! take parameters, as text when they do not, with literals when they
 //! return a value `into` a variable), and retries it by the file's retry
-//! rules. Per-transaction counts, retries and failures per error class are
-//! tallied from the first measured event on.
+//! rules. Per-transaction counts, retries and failures per error class,
+//! and each statement's executions and time (pgbench -r's per-statement
+//! latencies) are tallied from the first measured event on.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use super::dialect::{self, Rendered};
 use super::values::{Gen, Value};
@@ -26,6 +28,9 @@ pub struct Compiled {
     statements: Vec<Vec<CompiledStatement>>,
     /// Cumulative weights, for drawing a transaction.
     cumulative: Vec<u64>,
+    /// Per transaction, the tally slot of its first statement's count
+    /// (its time follows it; the next statement's pair follows that).
+    statement_slots: Vec<usize>,
 }
 
 struct CompiledStatement {
@@ -96,18 +101,36 @@ impl Compiled {
                 Some(*sum)
             })
             .collect();
+        let mut next = workload.transactions.len() + 2 * ErrorClass::ALL.len();
+        let statement_slots = statements
+            .iter()
+            .map(|tx| {
+                let first = next;
+                next += 2 * tx.len();
+                first
+            })
+            .collect();
         Ok(Compiled {
             workload,
             dialect,
             statements,
             cumulative,
+            statement_slots,
         })
     }
 
-    /// Slots per client in a [`Tally`]: transactions, then retries and
-    /// failures per error class.
+    /// Slots per client in a [`Tally`]: transactions, retries and failures
+    /// per error class, then a (count, nanoseconds) pair per statement.
     pub fn tally_width(&self) -> usize {
-        self.workload.transactions.len() + 2 * ErrorClass::ALL.len()
+        self.workload.transactions.len()
+            + 2 * ErrorClass::ALL.len()
+            + 2 * self.statements.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// The key a statement's latency is stored under: its transaction and
+    /// its position, zero-padded so the keys sort in the file's order.
+    pub fn statement_key(&self, t: usize, i: usize) -> String {
+        format!("{}#{:02}", self.workload.transactions[t].name, i + 1)
     }
 }
 
@@ -129,7 +152,11 @@ impl Tally {
     }
 
     fn add(&self, client: u32, slot: usize) {
-        self.slots[client as usize * self.width + slot].fetch_add(1, Ordering::Relaxed);
+        self.add_n(client, slot, 1);
+    }
+
+    fn add_n(&self, client: u32, slot: usize, n: u64) {
+        self.slots[client as usize * self.width + slot].fetch_add(n, Ordering::Relaxed);
     }
 
     fn sum(&self, slot: usize) -> u64 {
@@ -142,8 +169,22 @@ impl Tally {
     }
 
     /// The step's counts as stored with it: transactions by name, retries
-    /// and failures (after the last try) by error class.
+    /// and failures (after the last try) by error class, and per statement
+    /// (`read#01`) its executions, their nanoseconds and its SQL.
     pub fn to_json(&self, compiled: &Compiled) -> serde_json::Value {
+        let mut statements = serde_json::Map::new();
+        let mut sql = serde_json::Map::new();
+        for (t, tx) in compiled.statements.iter().enumerate() {
+            for (i, s) in tx.iter().enumerate() {
+                let slot = compiled.statement_slots[t] + 2 * i;
+                let key = compiled.statement_key(t, i);
+                statements.insert(
+                    key.clone(),
+                    serde_json::json!({"count": self.sum(slot), "ns": self.sum(slot + 1)}),
+                );
+                sql.insert(key, s.rendered.sql.clone().into());
+            }
+        }
         let n = compiled.workload.transactions.len();
         let by_class = |base: usize| {
             ErrorClass::ALL
@@ -158,6 +199,8 @@ impl Tally {
                 .collect::<serde_json::Map<_, _>>(),
             "retries": by_class(n),
             "failed": by_class(n + ErrorClass::ALL.len()),
+            "statements": statements,
+            "statement_sql": sql,
         })
     }
 }
@@ -242,12 +285,35 @@ impl WorkloadClient {
         let compiled = Arc::clone(&self.compiled);
         let (mut n, mut rows) = (0u32, 0u64);
         for (i, s) in compiled.statements[t].iter().enumerate() {
+            let started = self.measuring.then(Instant::now);
+            rows += self.statement(conn, &compiled, t, i, s)?;
+            n += 1;
+            if let Some(at) = started {
+                let slot = compiled.statement_slots[t] + 2 * i;
+                self.tally.add(self.client, slot);
+                self.tally
+                    .add_n(self.client, slot + 1, at.elapsed().as_nanos() as u64);
+            }
+        }
+        Ok((n, rows))
+    }
+
+    /// Runs statement `i` of transaction `t`; returns the rows it touched.
+    fn statement(
+        &mut self,
+        conn: &mut dyn Conn,
+        compiled: &Compiled,
+        t: usize,
+        i: usize,
+        s: &CompiledStatement,
+    ) -> Result<u64, DbError> {
+        let mut rows = 0u64;
+        {
             let vars = &self.vars[t];
             let value = |a: &Arg| match *a {
                 Arg::Var(v) => &vars[v],
                 Arg::Const(_) => &Value::Int(0),
             };
-            n += 1;
             if let Some(slot) = s.into {
                 self.literal.clear();
                 for (k, piece) in s.rendered.pieces.iter().enumerate() {
@@ -311,7 +377,7 @@ impl WorkloadClient {
                 rows += conn.execute_text(&s.rendered.sql)?;
             }
         }
-        Ok((n, rows))
+        Ok(rows)
     }
 }
 
