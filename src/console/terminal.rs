@@ -108,22 +108,29 @@ pub(super) fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(10).max(10)
 }
 
-/// The width of a target's column: labels are shown whole up to 24
-/// characters (pg1518.base, sqlite3541.wal), at least 12.
+/// The width of a target's column: labels are shown whole up to 32
+/// characters (pg1518.base, pg1518_o3_native_lto.cx10a), at least 12.
 pub(super) fn label_width<'a>(labels: impl Iterator<Item = &'a str>) -> usize {
     labels
         .map(|l| l.chars().count())
         .max()
         .unwrap_or(12)
-        .clamp(12, 24)
+        .clamp(12, 32)
 }
 
-/// `s` cut to `n` characters.
-pub(super) fn truncate(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
+/// `s` fitted to `n` characters: whole when it fits, else its start and
+/// its end around an ellipsis, so a longer label keeps both its version
+/// and its config or settings (`pg1518.base:synchr…commit=off`).
+pub(super) fn truncate(s: &str, n: usize) -> std::borrow::Cow<'_, str> {
+    let len = s.chars().count();
+    if len <= n {
+        return s.into();
     }
+    let head = n.saturating_sub(1).div_ceil(2);
+    let tail = n.saturating_sub(1) - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(len - tail).collect();
+    format!("{start}…{end}").into()
 }
 
 #[cfg(test)]
@@ -179,5 +186,13 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2, "{s}");
         assert_eq!(lines[0].chars().count(), lines[1].chars().count(), "{s}");
+    }
+
+    #[test]
+    fn labels_longer_than_the_column_keep_their_start_and_end() {
+        assert_eq!(truncate("pg1518.base", 12), "pg1518.base");
+        let cut = truncate("pg1518.base:synchronous_commit=off", 20);
+        assert_eq!(cut.chars().count(), 20);
+        assert_eq!(cut, "pg1518.bas…ommit=off");
     }
 }
