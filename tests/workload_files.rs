@@ -151,6 +151,7 @@ fn two_weighted_transactions_run_on_every_family_in_their_proportions() {
                 .starts_with("SELECT v FROM wf_kv"),
             "{label}: {m}"
         );
+        assert!(m["schedule"].is_null(), "not paced: {m}");
     }
 
     let out_dir = dir.path().join("report");
@@ -533,6 +534,26 @@ fn a_rate_paces_the_transactions_on_an_open_loop_schedule() {
         "{n} transactions at rate 100 for 2 s"
     );
     assert_eq!(step["params"]["rate"], 100.0);
+    // Latency from each transaction's intended start (pgbench --rate's):
+    // never below the service time, event by event, so not at p99 either.
+    let s = &step["metrics"]["schedule"];
+    let (intended, service) = (
+        s["intended_p99_us"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{step}")),
+        step["latency_us"]["p99"].as_u64().unwrap(),
+    );
+    assert!(
+        intended >= service && intended > 0,
+        "{intended} vs {service}"
+    );
+    assert!(s["intended_max_us"].as_u64().unwrap() >= step["latency_us"]["max"].as_u64().unwrap());
+    assert!(s["late_events"].as_u64().unwrap() <= n);
+    assert!(
+        common::stderr(&o).contains("from the intended start: p99"),
+        "{}",
+        common::stderr(&o)
+    );
 }
 
 #[test]

@@ -113,7 +113,13 @@ fn load_and_measure(
                 };
                 let mut result =
                     run_step_paced(&step_plan, rate_per_client, conn, &make, cancel, progress)?;
-                result.metrics = Some(t.to_json(&c));
+                // The tally, beside what the runner measured of a paced
+                // step's schedule.
+                let mut metrics = t.to_json(&c);
+                if let Some(serde_json::Value::Object(runner)) = result.metrics.take() {
+                    metrics.as_object_mut().expect("an object").extend(runner);
+                }
+                result.metrics = Some(metrics);
                 Ok(result)
             },
         )?;

@@ -14,13 +14,32 @@ fn add(into: &mut serde_json::Value, v: &serde_json::Value) {
     match (into, v) {
         (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
             for (k, x) in b {
-                add(a.entry(k.clone()).or_insert(serde_json::json!(0)), x);
+                let into = a.entry(k.clone()).or_insert(serde_json::json!(0));
+                if k == "schedule" {
+                    worst(into, x);
+                } else {
+                    add(into, x);
+                }
             }
         }
         (a, b) if b.is_u64() => *a = (a.as_u64().unwrap_or(0) + b.as_u64().unwrap_or(0)).into(),
         // A statement's SQL: the same text in every repetition.
         (a, b) if b.is_string() => *a = b.clone(),
         _ => {}
+    }
+}
+
+/// A paced step's schedule over repetitions: each latency and count at
+/// its worst (percentiles of separate runs do not add up).
+fn worst(into: &mut serde_json::Value, v: &serde_json::Value) {
+    if !into.is_object() {
+        *into = serde_json::json!({});
+    }
+    if let (Some(a), Some(b)) = (into.as_object_mut(), v.as_object()) {
+        for (k, x) in b {
+            let e = a.entry(k.clone()).or_insert(serde_json::json!(0));
+            *e = e.as_u64().unwrap_or(0).max(x.as_u64().unwrap_or(0)).into();
+        }
     }
 }
 
@@ -62,6 +81,15 @@ pub fn summary(counts: &serde_json::Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ");
+    let s = &counts["schedule"];
+    if let Some(p99) = s["intended_p99_us"].as_u64() {
+        out.push_str(&format!(
+            "; from the intended start: p99 {} ms, max {} ms, {} events 1 ms or more late",
+            ms(p99),
+            ms(s["intended_max_us"].as_u64().unwrap_or(0)),
+            s["late_events"].as_u64().unwrap_or(0)
+        ));
+    }
     for (key, title) in [("retries", "retries"), ("failed", "failed after retries")] {
         let nonzero: Vec<String> = entries(key)
             .into_iter()
@@ -73,6 +101,11 @@ pub fn summary(counts: &serde_json::Value) -> String {
         }
     }
     out
+}
+
+/// Microseconds as milliseconds, three significant digits or more.
+fn ms(us: u64) -> String {
+    crate::report::format::amount(us as f64 / 1000.0)
 }
 
 /// One statement of a workload file across the report's targets.
@@ -143,6 +176,21 @@ mod tests {
         assert_eq!(
             super::summary(&c),
             "read 750 (75.0 %), write 250 (25.0 %); retries: serialization 3"
+        );
+        // A paced step: its schedule, the worst of its repetitions.
+        let one = |p99: u64, late: u64| {
+            serde_json::json!({
+                "transactions": {"read": 10},
+                "schedule": {"intended_p99_us": p99, "intended_max_us": 2 * p99, "late_events": late},
+            })
+        };
+        let mut sum = serde_json::json!({});
+        super::add(&mut sum, &one(1500, 0));
+        super::add(&mut sum, &one(800, 4));
+        assert_eq!(sum["transactions"]["read"], 20);
+        assert_eq!(
+            super::summary(&sum),
+            "read 20 (100.0 %); from the intended start: p99 1.50 ms, max 3.00 ms, 4 events 1 ms or more late"
         );
     }
 

@@ -21,6 +21,7 @@ mod ramp;
 pub use crate::record::step as result;
 pub mod roles;
 
+use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::thread::{ScopedJoinHandle, Thread};
@@ -412,6 +413,8 @@ fn assemble(
     cancel: &AtomicBool,
 ) -> StepResult {
     let mut histogram = result::new_histogram();
+    let mut intended: Option<Histogram<u64>> = None;
+    let (mut late_events, mut max_behind_us) = (0u64, 0u64);
     let mut clients = Vec::with_capacity(ends.len());
     let mut error_samples: Vec<String> = Vec::new();
     let mut cpu = 0.0;
@@ -420,6 +423,11 @@ fn assemble(
     let threads_ended = ends.len();
     for e in ends {
         let _ = histogram.add(&e.histogram);
+        if let Some(h) = &e.intended {
+            let _ = intended.get_or_insert_with(result::new_histogram).add(h);
+            late_events += e.late_events;
+            max_behind_us = max_behind_us.max(e.max_behind_us);
+        }
         cpu += e.cpu_secs;
         rows += e.rows;
         lost += usize::from(e.connection_lost);
@@ -481,8 +489,34 @@ fn assemble(
         clients,
         client_cpu_secs: cpu,
         roles: Vec::new(),
-        metrics: None,
+        metrics: intended.map(|h| schedule_json(&h, late_events, max_behind_us)),
     }
+}
+
+/// What a paced step stores of its schedule (`{"schedule": …}` in its
+/// metrics): latency from each event's intended start (pgbench --rate's
+/// latency, which a stall cannot hide), the events that started 1 ms or
+/// more late, and the largest delay.
+fn schedule_json(
+    intended: &Histogram<u64>,
+    late_events: u64,
+    max_behind_us: u64,
+) -> serde_json::Value {
+    let at = |q: f64| {
+        if intended.is_empty() {
+            0
+        } else {
+            intended.value_at_quantile(q)
+        }
+    };
+    serde_json::json!({"schedule": {
+        "intended_p50_us": at(0.5),
+        "intended_p99_us": at(0.99),
+        "intended_p999_us": at(0.999),
+        "intended_max_us": intended.max(),
+        "late_events": late_events,
+        "max_behind_us": max_behind_us,
+    }})
 }
 
 /// CPU seconds (user + system) the calling thread has used.
