@@ -142,7 +142,9 @@ pub struct Tally {
 
 impl Tally {
     pub fn new(compiled: &Compiled, clients: u32) -> Tally {
-        let width = compiled.tally_width();
+        // Whole 64-byte lines per client, so clients counting at once do
+        // not share many cache lines.
+        let width = compiled.tally_width().next_multiple_of(8);
         Tally {
             width,
             slots: (0..width * clients as usize)
