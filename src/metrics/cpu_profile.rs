@@ -393,13 +393,7 @@ mod tests {
             assert_eq!(leftover_perf_files(), before);
             return;
         }
-        let busy = ChildGuard(
-            Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        let busy = shell("while :; do :; done");
         let p = Profiler::start(busy.0.id()).unwrap();
         let perf_pid = p.perf_pid;
         // Until the child has had 0.3 s of CPU (a loaded machine gives it
@@ -433,13 +427,7 @@ mod tests {
         // forks a short-lived process all the time (as a server forks
         // workers): those come and go as perf attaches, which must not
         // fail the profile.
-        let churn = ChildGuard(
-            Command::new("sh")
-                .args(["-c", "while :; do /bin/true; done"])
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        let churn = shell("while :; do /bin/true; done");
         for _ in 0..5 {
             drop(Profiler::start(churn.0.id()).unwrap());
         }
@@ -449,6 +437,17 @@ mod tests {
         assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
         assert!(!data.exists());
         assert!(Profiler::start(u32::MAX - 1).is_err(), "no such process");
+    }
+
+    /// `sh -c script` as a child that is killed when dropped.
+    fn shell(script: &str) -> ChildGuard {
+        ChildGuard(
+            Command::new("sh")
+                .args(["-c", script])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
     }
 
     /// This process's perf data files in the temporary directory.

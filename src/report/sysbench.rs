@@ -67,6 +67,17 @@ pub struct TestRow {
     pub cells: Vec<Option<Cell>>,
 }
 
+impl TestRow {
+    /// Each target's workload-file counts for this test (`None` where it
+    /// did not run it, and for every sysbench test).
+    pub fn workload_counts(&self) -> Vec<Option<&serde_json::Value>> {
+        self.cells
+            .iter()
+            .map(|c| c.as_ref().and_then(|c| c.workload.as_ref()))
+            .collect()
+    }
+}
+
 /// One test on one target. With several repetitions the numbers are
 /// medians over them and the relative values carry their interval.
 #[derive(Clone, Debug, Serialize)]

@@ -314,12 +314,7 @@ fn statement_table(o: &mut String, r: &Report, g: &GroupSection) {
     let mut rows = Vec::new();
     let mut tags = Vec::new();
     for t in &g.tests {
-        let cells: Vec<Option<&serde_json::Value>> = t
-            .cells
-            .iter()
-            .map(|c| c.as_ref().and_then(|c| c.workload.as_ref()))
-            .collect();
-        for s in crate::report::workload::statement_rows(&cells) {
+        for s in crate::report::workload::statement_rows(&t.workload_counts()) {
             let mut row = vec![
                 l(&t.label),
                 l(&s.key),

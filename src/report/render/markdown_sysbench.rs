@@ -169,12 +169,7 @@ fn workload_counts(o: &mut String, r: &Report, g: &GroupSection) {
 fn statement_latencies(o: &mut String, r: &Report, g: &GroupSection) {
     let mut rows: Vec<Vec<String>> = Vec::new();
     for t in &g.tests {
-        let cells: Vec<Option<&serde_json::Value>> = t
-            .cells
-            .iter()
-            .map(|c| c.as_ref().and_then(|c| c.workload.as_ref()))
-            .collect();
-        for s in crate::report::workload::statement_rows(&cells) {
+        for s in crate::report::workload::statement_rows(&t.workload_counts()) {
             let mut row = vec![
                 t.label.clone(),
                 s.key.clone(),
