@@ -250,9 +250,7 @@ fn settled_tree(root: u32) -> Vec<u32> {
         .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
     let started = |pid: u32| -> Option<f64> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Field 22 (starttime), the 20th after the command's closing ')'.
-        let secs = stat.rsplit(')').next()?.split_whitespace().nth(19)?;
-        Some(secs.parse::<f64>().ok()? / ticks)
+        Some(crate::metrics::procfs::parse_pid_stat(&stat)?.starttime as f64 / ticks)
     };
     crate::util::process_tree::process_and_descendants(root)
         .into_iter()
@@ -400,14 +398,8 @@ mod tests {
         // less than the wall time).
         let cpu = |pid: u32| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let f: Vec<&str> = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .collect();
-            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            (ticks(11) + ticks(12)) / crate::metrics::procfs::clock_ticks_per_sec()
+            let s = crate::metrics::procfs::parse_pid_stat(&stat).unwrap_or_default();
+            (s.utime + s.stime) as f64 / crate::metrics::procfs::clock_ticks_per_sec()
         };
         let (start, until) = (cpu(busy.0.id()), Instant::now() + Duration::from_secs(20));
         while cpu(busy.0.id()) - start < 0.3 && Instant::now() < until {

@@ -277,6 +277,8 @@ pub struct ProcStat {
     pub cutime: u64,
     /// System CPU of those children.
     pub cstime: u64,
+    /// When the process started, clock ticks after boot.
+    pub starttime: u64,
 }
 
 /// Parses `/proc/PID/stat`. The command name in parentheses may hold
@@ -291,12 +293,14 @@ pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
     let stime = get(0)?; // 15
     let cutime = get(0)?; // 16
     let cstime = get(0)?; // 17
+    let starttime = get(4)?; // 22
     Some(ProcStat {
         ppid: u32::try_from(ppid).ok()?,
         utime,
         stime,
         cutime,
         cstime,
+        starttime,
     })
 }
 
@@ -469,7 +473,8 @@ softirq 7707420 0 1 2 3
                 utime: 1234,
                 stime: 567,
                 cutime: 89,
-                cstime: 10
+                cstime: 10,
+                starttime: 4711
             }
         );
         assert_eq!(parse_pid_stat("1 (x) S 0"), None);
