@@ -11,6 +11,7 @@
 pub mod context;
 pub mod cost;
 pub mod cpu_profile;
+pub mod document;
 pub mod files;
 pub mod format;
 pub mod history;
@@ -22,6 +23,7 @@ pub mod model;
 pub mod overview;
 pub mod plans;
 pub mod render;
+pub mod sections;
 pub mod select;
 pub mod server_counters;
 pub mod shards;

@@ -94,7 +94,10 @@ pub fn render(r: &Report) -> String {
     }
     super::chain::html(&mut o, r);
     if let Some(s) = &r.ibench {
-        super::html_ibench::section(&mut o, r, s);
+        crate::report::document::html::write(
+            &mut o,
+            &[crate::report::sections::ibench::section(r, s)],
+        );
     }
     if let Some(s) = &r.server {
         super::html_server::section(&mut o, r, s);

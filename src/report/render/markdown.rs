@@ -12,9 +12,8 @@ use super::Renderer;
 use crate::report::context::{
     common_by_family, no_differences, setting_cell, settings_legend, shared_by,
 };
-use crate::report::format::{amount, bp, host_line, opt_amount, rel, rel_pm, secs};
-use crate::report::ibench::{IbenchSection, METRIC_COLUMNS};
-use crate::report::model::{Band, Report};
+use crate::report::format::{bp, host_line, rel, secs};
+use crate::report::model::Report;
 use crate::report::sysbench::basis_points;
 
 /// Renders the whole report: the title, then every section of
@@ -90,7 +89,10 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     }
     if let Some(s) = &r.ibench {
         let mut o = String::new();
-        ibench(&mut o, r, s);
+        crate::report::document::markdown::write(
+            &mut o,
+            &[crate::report::sections::ibench::section(r, s)],
+        );
         out.push(("ibench".to_string(), o));
     }
     let mut o = String::new();
@@ -165,13 +167,6 @@ impl Renderer for Markdown {
 /// Escapes a table cell.
 pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// A table row: `label`, then one cell per item of `cells`.
-fn labelled_row<T>(label: &str, cells: &[T], cell: impl FnMut(&T) -> String) -> Vec<String> {
-    let mut row = vec![label.to_string()];
-    row.extend(cells.iter().map(cell));
-    row
 }
 
 /// A pipe table: header, alignment row (`right` per column), rows.
@@ -317,157 +312,6 @@ fn context(o: &mut String, r: &Report) {
             let _ = writeln!(o, "{} = {}", s.name, s.value);
         }
         o.push_str("```\n\n");
-    }
-}
-
-fn ibench(o: &mut String, r: &Report, s: &IbenchSection) {
-    o.push_str("## Insert Benchmark\n\n");
-    let _ = writeln!(
-        o,
-        "Throughput is inserts/s for l.i0, l.i1, l.i2, indexed rows/s for l.x and queries/s for the \
-         qr/qp steps. † = the step missed its background insert rate (below 95% of the target): \
-         an SLA failure. Relative: **bold** ≥ {:.2}, _italic_ ≤ {:.2}.\n",
-        r.ibench_bands.high, r.ibench_bands.low
-    );
-    let mut header = vec!["dbms".to_string()];
-    header.extend(s.steps.iter().cloned());
-    let mut right = vec![true; header.len()];
-    right[0] = false;
-    let mark = |failed: bool| if failed { " †" } else { "" };
-    let abs: Vec<Vec<String>> = s
-        .throughput
-        .iter()
-        .map(|row| {
-            labelled_row(&row.target, &row.cells, |c| match c.value {
-                Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
-                None => "-".into(),
-            })
-        })
-        .collect();
-    o.push_str("Throughput:\n\n");
-    table(o, &header, &right, &abs);
-    let relrows: Vec<Vec<String>> = s
-        .throughput
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            labelled_row(&row.target, &row.cells, |c| {
-                let text = match (i, c.value, c.relative, c.band) {
-                    (0, Some(_), _, _) => "1.00".to_string(),
-                    (_, _, Some(x), Some(Band::Faster)) => {
-                        format!("**{}**", rel_pm(x, c.interval.as_ref()))
-                    }
-                    (_, _, Some(x), Some(Band::Slower)) => {
-                        format!("_{}_", rel_pm(x, c.interval.as_ref()))
-                    }
-                    (_, _, Some(x), _) => rel_pm(x, c.interval.as_ref()),
-                    _ => "-".into(),
-                };
-                format!("{text}{}", mark(c.sla_failed))
-            })
-        })
-        .collect();
-    o.push_str("Throughput relative to the first row:\n\n");
-    table(o, &header, &right, &relrows);
-    if !s.query_steps.is_empty() {
-        let mut header = vec!["dbms".to_string()];
-        header.extend(s.query_steps.iter().cloned());
-        let mut rows: Vec<Vec<String>> = s
-            .background
-            .iter()
-            .map(|row| {
-                labelled_row(&row.target, &row.cells, |c| match c.achieved {
-                    Some(x) => format!("{}{}", amount(x), mark(c.sla_failed)),
-                    None => "n/a".into(),
-                })
-            })
-            .collect();
-        let mut last = vec!["target".to_string()];
-        last.extend(s.background_targets.iter().map(|t| opt_amount(*t)));
-        rows.push(last);
-        o.push_str("Background insert rate (inserts/s) against its target:\n\n");
-        table(o, &header, &vec![true; header.len()], &rows);
-    }
-    for m in &s.metrics {
-        match m.per.as_str() {
-            "" => _ = writeln!(o, "Metrics of {}:\n", m.step),
-            per => _ = writeln!(o, "Metrics of {} ({per}):\n", m.step),
-        }
-        let mut header = vec!["dbms".to_string()];
-        header.extend(METRIC_COLUMNS.iter().map(|c| c.to_string()));
-        let rows: Vec<Vec<String>> = m
-            .rows
-            .iter()
-            .map(|(t, vals)| {
-                let mut v = vec![t.clone()];
-                v.extend(vals.iter().map(|x| opt_amount(*x)));
-                v
-            })
-            .collect();
-        let mut right = vec![true; header.len()];
-        right[0] = false;
-        table(o, &header, &right, &rows);
-    }
-    for f in &s.fairness {
-        let _ = writeln!(
-            o,
-            "Fairness of {} (seconds until each client finished; pct = diff / min_time × 100):\n",
-            f.step
-        );
-        let header: Vec<String> = ["dbms", "clients", "min_time", "max_time", "diff", "pct"]
-            .map(String::from)
-            .to_vec();
-        let rows: Vec<Vec<String>> = f
-            .rows
-            .iter()
-            .map(|(t, x)| {
-                vec![
-                    t.clone(),
-                    x.clients.to_string(),
-                    amount(x.min_time),
-                    amount(x.max_time),
-                    amount(x.diff),
-                    format!("{:.1}", x.pct),
-                ]
-            })
-            .collect();
-        let mut right = vec![true; 6];
-        right[0] = false;
-        table(o, &header, &right, &rows);
-    }
-    for t in &s.response_times {
-        let _ = writeln!(
-            o,
-            "Response times of {} (µs; buckets in % of operations):\n",
-            t.step
-        );
-        let mut header: Vec<String> = ["dbms", "role", "p50", "p99", "p99.9", "max"]
-            .map(String::from)
-            .to_vec();
-        header.extend(s.latency_buckets.iter().map(|b| b.to_string()));
-        let rows: Vec<Vec<String>> = t
-            .rows
-            .iter()
-            .map(|x| {
-                let mut v = vec![
-                    x.target.clone(),
-                    x.role.clone(),
-                    x.p50_us.to_string(),
-                    x.p99_us.to_string(),
-                    x.p999_us.to_string(),
-                    x.max_us.to_string(),
-                ];
-                match &x.buckets_pct {
-                    Some(b) => v.extend(b.iter().map(|p| format!("{p:.1}"))),
-                    None => v.extend(s.latency_buckets.iter().map(|_| "n/a".to_string())),
-                }
-                v
-            })
-            .collect();
-        let mut right = vec![true; header.len()];
-        right[0] = false;
-        right[1] = false;
-        table(o, &header, &right, &rows);
     }
 }
 

@@ -4,7 +4,7 @@
 //! [`Renderer`], added to [`ALL`] with its file name.
 //!
 //! [`markdown`] (paste into a post), [`html`] (one self-contained page,
-//! with [`html_ibench`] and [`svg`] charts), [`json`] (the whole model) and
+//! with [`svg`] charts), [`json`] (the whole model) and
 //! [`csv`] (one row per test and target); [`html_server`], [`html_profile`]
 //! and [`md_server`] draw the server counters, CPU profiles and storage
 //! detail; [`chain`] is the `--chain`
@@ -13,7 +13,6 @@
 pub mod chain;
 pub mod csv;
 pub mod html;
-pub mod html_ibench;
 pub mod html_nav;
 pub mod html_overview;
 pub mod html_profile;

@@ -1,0 +1,5 @@
+//! What each report section shows, as a format-neutral
+//! [`crate::report::document`]: one file per section, each building its
+//! headings, prose, typed tables and charts once for every format.
+
+pub mod ibench;
