@@ -12,10 +12,7 @@ use anyhow::Result;
 use super::Renderer;
 
 use super::svg::esc;
-use crate::report::context::{
-    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
-};
-use crate::report::format::{bp, host_line, rel, secs};
+use crate::report::format::{bp, rel};
 use crate::report::model::{Band, Report};
 use crate::report::plans::word_diff;
 use crate::report::sysbench::basis_points;
@@ -85,7 +82,7 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</ul></div>\n");
     }
-    context(&mut o, r);
+    crate::report::document::html::write(&mut o, &[crate::report::sections::context::section(r)]);
     if let Some(s) = &r.sweep {
         super::sweep::html(&mut o, r, s);
     }
@@ -184,132 +181,6 @@ pub(super) fn n(text: String) -> (String, String) {
     (String::new(), esc(&text))
 }
 
-fn context(o: &mut String, r: &Report) {
-    let c = &r.context;
-    o.push_str("<section id=\"context\"><h2>Context</h2>\n");
-    let header: Vec<String> = [
-        "column", "target", "run", "version", "config", "profile", "workload", "steps", "measured",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<(String, String)>> = r
-        .targets
-        .iter()
-        .zip(&c.targets)
-        .map(|(t, x)| {
-            vec![
-                l(&t.column),
-                l(&t.label),
-                n(t.run_id.to_string()),
-                l(&x.version),
-                l(x.config_name.as_deref().unwrap_or("-")),
-                l(&x.profile),
-                l(&x.workload),
-                n(x.reported_steps.to_string()),
-                n(secs(x.measured_secs)),
-            ]
-        })
-        .collect();
-    table(o, "targets", &header, &rows);
-    for (t, x) in r.targets.iter().zip(&c.targets) {
-        if let Some(build) = &x.build {
-            let _ = writeln!(
-                o,
-                "<p>Build of {} ({}): {}</p>",
-                esc(&t.column),
-                esc(&t.label),
-                esc(build)
-            );
-        }
-    }
-    for (t, x) in r.targets.iter().zip(&c.targets) {
-        if !x.config_text.trim().is_empty() {
-            let _ = writeln!(
-                o,
-                "<details><summary>Configuration file of {} ({})</summary><pre>{}</pre></details>",
-                esc(&t.column),
-                esc(&t.label),
-                esc(x.config_text.trim_end())
-            );
-        }
-    }
-    let mut header: Vec<String> = [
-        "run",
-        "host",
-        "started",
-        "wall time",
-        "status",
-        "tidemark",
-        "command",
-    ]
-    .map(String::from)
-    .to_vec();
-    if c.same_host {
-        header.remove(1);
-        if let Some(run) = c.runs.first() {
-            let _ = writeln!(o, "<p>Host: {}</p>", esc(&host_line(&run.host, false)));
-        }
-    }
-    let rows: Vec<Vec<(String, String)>> = c
-        .runs
-        .iter()
-        .map(|x| {
-            let mut v = vec![
-                n(x.id.to_string()),
-                l(&x.started_at),
-                n(x.wall_secs.map(secs).unwrap_or_else(|| "-".into())),
-                l(&x.status),
-                l(&x.tidemark_version),
-                ("l".into(), format!("<code>{}</code>", esc(&x.command_line))),
-            ];
-            if !c.same_host {
-                v.insert(1, l(&host_line(&x.host, false)));
-            }
-            v
-        })
-        .collect();
-    table(o, "runs", &header, &rows);
-    if c.settings_differ.is_empty() {
-        let _ = writeln!(o, "<p>{}</p>", esc(&no_differences(c)));
-    } else {
-        let _ = writeln!(
-            o,
-            "<h3>Settings that differ between targets</h3><p class=\"legend\">{}.</p>",
-            esc(&capitalised(settings_legend(c)))
-        );
-        let mut header = vec!["setting".to_string()];
-        header.extend(r.targets.iter().map(|t| esc(&t.label)));
-        let rows: Vec<Vec<(String, String)>> = c
-            .settings_differ
-            .iter()
-            .map(|d| {
-                let mut v = vec![l(&d.name)];
-                v.extend(
-                    d.values
-                        .iter()
-                        .zip(&c.targets)
-                        .map(|(x, t)| l(&setting_cell(x, t, d))),
-                );
-                v
-            })
-            .collect();
-        table(o, "settings", &header, &rows);
-    }
-    for (family, shared) in common_by_family(c) {
-        let _ = write!(
-            o,
-            "<details><summary>{} non-default settings {}</summary><pre>",
-            shared.len(),
-            esc(&shared_by(c, family))
-        );
-        for s in shared {
-            let _ = writeln!(o, "{} = {}", esc(&s.name), esc(&s.value));
-        }
-        o.push_str("</pre></details>\n");
-    }
-    o.push_str("</section>\n");
-}
-
 pub(super) fn band_class(b: Option<Band>) -> &'static str {
     match b {
         Some(Band::Slower) => "slower",
@@ -395,13 +266,4 @@ fn marked(tokens: &[(String, bool)]) -> String {
             }
         })
         .collect()
-}
-
-/// `text` with its first letter in upper case.
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|f| f.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

@@ -9,10 +9,7 @@ use anyhow::Result;
 
 use super::Renderer;
 
-use crate::report::context::{
-    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
-};
-use crate::report::format::{bp, host_line, rel, secs};
+use crate::report::format::{bp, rel};
 use crate::report::model::Report;
 use crate::report::sysbench::basis_points;
 
@@ -72,7 +69,10 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     }
     out.push(("summary".to_string(), o));
     let mut o = String::new();
-    context(&mut o, r);
+    crate::report::document::markdown::write(
+        &mut o,
+        &[crate::report::sections::context::section(r)],
+    );
     out.push(("context".to_string(), o));
     if let Some(s) = &r.sweep {
         let mut o = String::new();
@@ -191,128 +191,6 @@ pub(super) fn table(o: &mut String, header: &[String], right: &[bool], rows: &[V
         let _ = writeln!(o, "{}", line(row));
     }
     o.push('\n');
-}
-
-fn context(o: &mut String, r: &Report) {
-    let c = &r.context;
-    o.push_str("## Context\n\n");
-    let header: Vec<String> = [
-        "column", "target", "run", "version", "config", "profile", "workload", "steps", "measured",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<String>> = r
-        .targets
-        .iter()
-        .zip(&c.targets)
-        .map(|(t, x)| {
-            vec![
-                t.column.clone(),
-                t.label.clone(),
-                t.run_id.to_string(),
-                x.version.clone(),
-                x.config_name.clone().unwrap_or_else(|| "-".into()),
-                x.profile.clone(),
-                x.workload.clone(),
-                x.reported_steps.to_string(),
-                secs(x.measured_secs),
-            ]
-        })
-        .collect();
-    let mut right = vec![false; 9];
-    right[2] = true;
-    right[7] = true;
-    right[8] = true;
-    table(o, &header, &right, &rows);
-    for (t, x) in r.targets.iter().zip(&c.targets) {
-        if let Some(build) = &x.build {
-            let _ = writeln!(o, "Build of {} ({}): {build}\n", t.column, t.label);
-        }
-    }
-    if c.targets.iter().any(|x| !x.config_text.trim().is_empty()) {
-        o.push_str("The configuration files the servers read are under \"Configuration files\" at the end.\n\n");
-    }
-
-    if c.same_host
-        && let Some(run) = c.runs.first()
-    {
-        let _ = writeln!(o, "Host: {}\n", host_line(&run.host, true));
-    }
-    let rows: Vec<Vec<String>> = c
-        .runs
-        .iter()
-        .map(|x| {
-            let mut v = vec![
-                x.id.to_string(),
-                x.started_at.clone(),
-                x.wall_secs.map(secs).unwrap_or_else(|| "-".into()),
-                x.status.clone(),
-                x.suite.clone(),
-                x.tidemark_version.clone(),
-                format!("`{}`", x.command_line.replace('`', "'")),
-            ];
-            if !c.same_host {
-                v.insert(1, host_line(&x.host, true));
-            }
-            v
-        })
-        .collect();
-    let mut header: Vec<String> = [
-        "run",
-        "started",
-        "wall time",
-        "status",
-        "suite",
-        "tidemark",
-        "command",
-    ]
-    .map(String::from)
-    .to_vec();
-    if !c.same_host {
-        header.insert(1, "host".into());
-    }
-    let mut right = vec![false; header.len()];
-    right[0] = true;
-    table(o, &header, &right, &rows);
-
-    if c.settings_differ.is_empty() {
-        let _ = writeln!(o, "{}\n", no_differences(c));
-    } else {
-        let _ = writeln!(
-            o,
-            "Settings that differ between targets ({}):\n",
-            settings_legend(c)
-        );
-        let mut header = vec!["setting".to_string()];
-        header.extend(r.targets.iter().map(|t| t.label.clone()));
-        let rows: Vec<Vec<String>> = c
-            .settings_differ
-            .iter()
-            .map(|d| {
-                let mut v = vec![d.name.clone()];
-                v.extend(
-                    d.values
-                        .iter()
-                        .zip(&c.targets)
-                        .map(|(x, t)| setting_cell(x, t, d)),
-                );
-                v
-            })
-            .collect();
-        table(o, &header, &vec![false; header.len()], &rows);
-    }
-    for (family, shared) in common_by_family(c) {
-        let _ = writeln!(
-            o,
-            "Non-default settings {} ({}):\n\n```text",
-            shared_by(c, family),
-            shared.len()
-        );
-        for s in shared {
-            let _ = writeln!(o, "{} = {}", s.name, s.value);
-        }
-        o.push_str("```\n\n");
-    }
 }
 
 fn plans(o: &mut String, r: &Report) {

@@ -2,4 +2,5 @@
 //! [`crate::report::document`]: one file per section, each building its
 //! headings, prose, typed tables and charts once for every format.
 
+pub mod context;
 pub mod ibench;
