@@ -53,7 +53,10 @@ pub fn cell(c: &Cell) -> (&'static str, String) {
         (Value::Ratio(..), Some(h)) => format!("<span title=\"{}\">{text}</span>", esc(h)),
         _ => text,
     };
-    (class, html)
+    match &c.detail {
+        Some(d) => (class, format!("{html} <small>{}</small>", esc(d))),
+        None => (class, html),
+    }
 }
 
 /// A table, after its caption (`<h3>`): a header aligned like its

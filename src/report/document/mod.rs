@@ -46,6 +46,17 @@ pub enum Block {
     Html(String),
 }
 
+/// `blocks` written in Markdown only (a table or prose the page shows
+/// otherwise).
+pub fn markdown_only(blocks: &[Block]) -> Block {
+    Block::Markdown(markdown::render(blocks))
+}
+
+/// `blocks` written on the HTML page only.
+pub fn html_only(blocks: &[Block]) -> Block {
+    Block::Html(html::render(blocks))
+}
+
 /// A chart's data; the HTML page draws it as inline SVG
 /// ([`crate::report::render::svg`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -183,14 +194,16 @@ impl Shade {
     }
 }
 
-/// One cell: its value, shade, a mark after it in Markdown (`†`) and the
-/// hover text on the HTML page (a verdict and its interval).
+/// One cell: its value, shade, a mark after it in Markdown (`†`), the
+/// hover text on the HTML page (a verdict and its interval) and a detail
+/// the page shows small after the value (a failed step's status).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
     pub value: Value,
     pub shade: Shade,
     pub mark: &'static str,
     pub hover: Option<String>,
+    pub detail: Option<String>,
 }
 
 impl Cell {
@@ -200,6 +213,7 @@ impl Cell {
             shade: Shade::None,
             mark: "",
             hover: None,
+            detail: None,
         }
     }
 
@@ -265,6 +279,14 @@ impl Cell {
     /// This cell with `mark` after it in Markdown.
     pub fn marked(self, mark: &'static str) -> Cell {
         Cell { mark, ..self }
+    }
+
+    /// This cell with `detail` after it on the page.
+    pub fn detailed(self, detail: impl Into<String>) -> Cell {
+        Cell {
+            detail: Some(detail.into()),
+            ..self
+        }
     }
 
     /// This cell without a hover text.

@@ -13,7 +13,7 @@ use super::Renderer;
 
 use super::svg::esc;
 use crate::report::format::{bp, rel};
-use crate::report::model::{Band, Report};
+use crate::report::model::Report;
 use crate::report::plans::word_diff;
 use crate::report::sysbench::basis_points;
 
@@ -87,7 +87,10 @@ pub fn render(r: &Report) -> String {
         super::sweep::html(&mut o, r, s);
     }
     if let Some(s) = &r.sysbench {
-        super::html_sysbench::section(&mut o, r, s);
+        crate::report::document::html::write(
+            &mut o,
+            &[crate::report::sections::sysbench::section(r, s)],
+        );
     }
     super::chain::html(&mut o, r);
     if let Some(s) = &r.ibench {
@@ -171,23 +174,6 @@ pub(super) fn table_tagged(
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table>\n");
-}
-
-pub(super) fn l(text: &str) -> (String, String) {
-    ("l".into(), esc(text))
-}
-
-pub(super) fn n(text: String) -> (String, String) {
-    (String::new(), esc(&text))
-}
-
-pub(super) fn band_class(b: Option<Band>) -> &'static str {
-    match b {
-        Some(Band::Slower) => "slower",
-        Some(Band::Similar) => "similar",
-        Some(Band::Faster) => "faster",
-        None => "",
-    }
 }
 
 fn plans(o: &mut String, r: &Report) {

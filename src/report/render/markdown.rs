@@ -80,7 +80,16 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
         out.push(("sweep".to_string(), o));
     }
     if let Some(s) = &r.sysbench {
-        out.extend(super::markdown_sysbench::sections(r, s));
+        use crate::report::sections::sysbench;
+        let md = crate::report::document::markdown::render;
+        let intro = format!("## Sysbench\n\n{}", md(&sysbench::intro(r)));
+        out.push(("sysbench".to_string(), intro));
+        for g in &s.groups {
+            out.push((
+                format!("sysbench-{}", g.group),
+                md(&sysbench::group(r, s, g)),
+            ));
+        }
     }
     let mut o = String::new();
     super::chain::markdown(&mut o, r);

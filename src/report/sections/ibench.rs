@@ -4,7 +4,9 @@
 //! page), then per step its metrics, fairness, response times and (on the
 //! page) its per-second charts.
 
-use crate::report::document::{Block, Cell, Chart, Column, Row, Shade, Table};
+use crate::report::document::{
+    Block, Cell, Chart, Column, Row, Shade, Table, html_only, markdown_only,
+};
 use crate::report::ibench::{
     FairnessTable, IbenchSection, METRIC_COLUMNS, MetricsTable, ResponseTable, SeriesLine,
 };
@@ -36,25 +38,25 @@ pub fn section(r: &Report, s: &IbenchSection) -> Block {
             per => format!(" ({per})"),
         };
         blocks.push(Block::Markdown(format!("Metrics of {}{per}:\n\n", m.step)));
-        blocks.push(Block::Markdown(table_md(metrics_table(m))));
+        blocks.push(markdown_only(&[Block::Table(metrics_table(m))]));
     }
     for f in &s.fairness {
         blocks.push(Block::Markdown(format!(
             "Fairness of {} (seconds until each client finished; pct = diff / min_time × 100):\n\n",
             f.step
         )));
-        blocks.push(Block::Markdown(table_md(fairness_table(f, "dbms"))));
+        blocks.push(markdown_only(&[Block::Table(fairness_table(f, "dbms"))]));
     }
     for t in &s.response_times {
         blocks.push(Block::Markdown(format!(
             "Response times of {} (µs; buckets in % of operations):\n\n",
             t.step
         )));
-        blocks.push(Block::Markdown(table_md(response_table(
+        blocks.push(markdown_only(&[Block::Table(response_table(
             s,
             t,
             ["dbms", "", ""],
-        ))));
+        ))]));
     }
     for m in &s.metrics {
         let per = match m.per.as_str() {
@@ -62,13 +64,13 @@ pub fn section(r: &Report, s: &IbenchSection) -> Block {
             per => format!(" <small>({})</small>", esc(per)),
         };
         blocks.push(Block::Html(format!("<h3>{}{per}</h3>\n", esc(&m.step))));
-        blocks.push(Block::Html(table_html(metrics_table(m))));
+        blocks.push(html_only(&[Block::Table(metrics_table(m))]));
         if let Some(f) = s.fairness.iter().find(|f| f.step == m.step) {
-            blocks.push(Block::Html(table_html(fairness_table(f, "fairness"))));
+            blocks.push(html_only(&[Block::Table(fairness_table(f, "fairness"))]));
         }
         if let Some(t) = s.response_times.iter().find(|t| t.step == m.step) {
             let t = response_table(s, t, ["response time", " µs", " %"]);
-            blocks.push(Block::Html(table_html(t)));
+            blocks.push(html_only(&[Block::Table(t)]));
         }
         if let Some(series) = s.series.iter().find(|x| x.step == m.step) {
             blocks.push(Block::Html("<div class=\"charts\">".into()));
@@ -81,14 +83,6 @@ pub fn section(r: &Report, s: &IbenchSection) -> Block {
         title: "Insert Benchmark".into(),
         blocks,
     }
-}
-
-fn table_md(t: Table) -> String {
-    crate::report::document::markdown::render(&[Block::Table(t)])
-}
-
-fn table_html(t: Table) -> String {
-    crate::report::document::html::render(&[Block::Table(t)])
 }
 
 fn esc(s: &str) -> String {

@@ -4,3 +4,4 @@
 
 pub mod context;
 pub mod ibench;
+pub mod sysbench;
