@@ -15,6 +15,7 @@ use super::svg::esc;
 use crate::report::format::{bp, rel};
 use crate::report::model::Report;
 use crate::report::plans::word_diff;
+use crate::report::sections::server;
 use crate::report::sysbench::basis_points;
 
 const STYLE: &str = r#"
@@ -100,13 +101,13 @@ pub fn render(r: &Report) -> String {
         );
     }
     if let Some(s) = &r.server {
-        super::html_server::section(&mut o, r, s);
+        crate::report::document::html::write(&mut o, &[server::counters(r, s)]);
     }
     if let Some(s) = &r.profiles {
         super::html_profile::section(&mut o, r, s);
     }
     if !r.storage.is_empty() {
-        super::html_server::storage(&mut o, r, &r.storage);
+        crate::report::document::html::write(&mut o, &[server::storage(r, &r.storage)]);
     }
     crate::report::shards::html(&mut o, &r.shards);
     plans(&mut o, r);

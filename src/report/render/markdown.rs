@@ -11,6 +11,7 @@ use super::Renderer;
 
 use crate::report::format::{bp, rel};
 use crate::report::model::Report;
+use crate::report::sections::server;
 use crate::report::sysbench::basis_points;
 
 /// Renders the whole report: the title, then every section of
@@ -104,16 +105,17 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
         );
         out.push(("ibench".to_string(), o));
     }
-    let mut o = String::new();
+    let mut blocks = Vec::new();
     if let Some(s) = &r.server {
-        super::md_server::section(&mut o, r, s);
+        blocks.push(server::counters(r, s));
     }
     if let Some(s) = &r.profiles {
-        super::md_server::profiles(&mut o, r, s);
+        blocks.extend(server::profiles_markdown(r, s));
     }
     if !r.storage.is_empty() {
-        super::md_server::storage(&mut o, r, &r.storage);
+        blocks.push(server::storage(r, &r.storage));
     }
+    let o = crate::report::document::markdown::render(&blocks);
     if !o.is_empty() {
         out.push(("server".to_string(), o));
     }

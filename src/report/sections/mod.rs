@@ -4,4 +4,5 @@
 
 pub mod context;
 pub mod ibench;
+pub mod server;
 pub mod sysbench;
