@@ -93,7 +93,9 @@ pub fn render(r: &Report) -> String {
             &[crate::report::sections::sysbench::section(r, s)],
         );
     }
-    super::chain::html(&mut o, r);
+    if let Some(chain) = crate::report::sections::chain::section(r) {
+        crate::report::document::html::write(&mut o, &[chain]);
+    }
     if let Some(s) = &r.ibench {
         crate::report::document::html::write(
             &mut o,

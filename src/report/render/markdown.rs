@@ -92,10 +92,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
             ));
         }
     }
-    let mut o = String::new();
-    super::chain::markdown(&mut o, r);
-    if !o.is_empty() {
-        out.push(("chain".to_string(), o));
+    if let Some(chain) = crate::report::sections::chain::section(r) {
+        out.push((
+            "chain".to_string(),
+            crate::report::document::markdown::render(&[chain]),
+        ));
     }
     if let Some(s) = &r.ibench {
         let mut o = String::new();

@@ -7,10 +7,8 @@
 //! with [`svg`] charts and [`html_profile`] flamegraphs) lay out the
 //! sections of [`crate::report::sections`], which hold the tables once as a
 //! [`crate::report::document`]; [`json`] (the whole model) and [`csv`]
-//! (one row per test and target) write the model itself; [`chain`] is the
-//! `--chain` table the Markdown and HTML renderers add.
+//! (one row per test and target) write the model itself.
 
-pub mod chain;
 pub mod csv;
 pub mod html;
 pub mod html_nav;

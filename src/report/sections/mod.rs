@@ -2,6 +2,7 @@
 //! [`crate::report::document`]: one file per section, each building its
 //! headings, prose, typed tables and charts once for every format.
 
+pub mod chain;
 pub mod context;
 pub mod ibench;
 pub mod server;
