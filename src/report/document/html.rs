@@ -19,7 +19,7 @@ pub fn write(o: &mut String, blocks: &[Block]) {
             Block::Para(t) => _ = writeln!(o, "<p>{}</p>", esc(t)),
             Block::Legend(t) => _ = writeln!(o, "<p class=\"legend\">{}</p>", esc(t)),
             Block::List(items) => {
-                o.push_str("<ul>");
+                o.push_str("<ul class=\"summary\">");
                 for i in items {
                     let _ = write!(o, "<li>{}</li>", esc(i));
                 }

@@ -85,7 +85,7 @@ pub fn render(r: &Report) -> String {
     }
     crate::report::document::html::write(&mut o, &[crate::report::sections::context::section(r)]);
     if let Some(s) = &r.sweep {
-        super::sweep::html(&mut o, r, s);
+        crate::report::document::html::write(&mut o, &[crate::report::sections::sweep::section(s)]);
     }
     if let Some(s) = &r.sysbench {
         crate::report::document::html::write(
@@ -125,58 +125,6 @@ impl Renderer for Html {
     fn render(&self, report: &Report) -> Result<String> {
         Ok(render(report))
     }
-}
-
-/// A table from a header and rows of (class, html) cells.
-pub(super) fn table(
-    o: &mut String,
-    class: &str,
-    header: &[String],
-    rows: &[Vec<(String, String)>],
-) {
-    table_tagged(o, class, header, rows, &[]);
-}
-
-/// [`table`] with a `data-test` tag per row (the filter's hook); `tags`
-/// may be shorter than `rows`.
-pub(super) fn table_tagged(
-    o: &mut String,
-    class: &str,
-    header: &[String],
-    rows: &[Vec<(String, String)>],
-    tags: &[String],
-) {
-    let _ = write!(o, "<table class=\"{class}\"><thead><tr>");
-    for (i, h) in header.iter().enumerate() {
-        // A header aligns like its column's text.
-        let left = i == 0
-            || rows
-                .first()
-                .and_then(|r| r.get(i))
-                .is_some_and(|c| c.0 == "l");
-        let _ = write!(
-            o,
-            "<th{}>{}</th>",
-            if left { " class=\"l\"" } else { "" },
-            h
-        );
-    }
-    o.push_str("</tr></thead><tbody>");
-    for (i, row) in rows.iter().enumerate() {
-        match tags.get(i) {
-            Some(t) => _ = write!(o, "<tr data-test=\"{}\">", esc(t)),
-            None => o.push_str("<tr>"),
-        }
-        for (class, text) in row {
-            if class.is_empty() {
-                let _ = write!(o, "<td>{text}</td>");
-            } else {
-                let _ = write!(o, "<td class=\"{class}\">{text}</td>");
-            }
-        }
-        o.push_str("</tr>");
-    }
-    o.push_str("</tbody></table>\n");
 }
 
 fn plans(o: &mut String, r: &Report) {

@@ -76,9 +76,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     );
     out.push(("context".to_string(), o));
     if let Some(s) = &r.sweep {
-        let mut o = String::new();
-        super::sweep::markdown(&mut o, s);
-        out.push(("sweep".to_string(), o));
+        let blocks = [crate::report::sections::sweep::section(s)];
+        out.push((
+            "sweep".to_string(),
+            crate::report::document::markdown::render(&blocks),
+        ));
     }
     if let Some(s) = &r.sysbench {
         use crate::report::sections::sysbench;

@@ -6,4 +6,5 @@ pub mod chain;
 pub mod context;
 pub mod ibench;
 pub mod server;
+pub mod sweep;
 pub mod sysbench;
