@@ -318,3 +318,52 @@ fn charts(step: &str, lines: &[SeriesLine]) -> Vec<Chart> {
         })
         .collect()
 }
+
+/// The end-of-run throughput table `tidemark run` prints: per step each
+/// target's rate (`!` after a step not ok, `*` after an SLA failure),
+/// against the first target the ratio with its interval and the verdict.
+pub fn verdict_table(s: &IbenchSection) -> Table {
+    let mut columns = vec![Column::text("step")];
+    for (i, row) in s.throughput.iter().enumerate() {
+        columns.push(Column::num(&row.target));
+        if i > 0 {
+            columns.extend([Column::num("rel ±95%"), Column::text("verdict")]);
+        }
+    }
+    let rows = s
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(k, step)| {
+            let mut v = vec![Cell::text(step)];
+            for (i, row) in s.throughput.iter().enumerate() {
+                let cell = row.cells.get(k);
+                v.push(match cell.and_then(|c| Some((c, c.value?))) {
+                    Some((c, x)) => {
+                        let mark = match (c.status, c.sla_failed) {
+                            (Some(_), _) => "!",
+                            (None, true) => "*",
+                            _ => " ",
+                        };
+                        Cell::num(format!("{x:.0}")).marked(mark)
+                    }
+                    None => Cell::num("-"),
+                });
+                if i > 0 {
+                    v.push(match cell.and_then(|c| Some((c.relative?, c))) {
+                        Some((x, c)) => Cell::ratio(x, c.interval, c.verdict, c.band),
+                        None => Cell::num("-"),
+                    });
+                    v.push(Cell::text(cell.and_then(|c| c.verdict).unwrap_or("-")));
+                }
+            }
+            Row::new(v)
+        })
+        .collect();
+    Table {
+        class: "verdicts",
+        caption: None,
+        columns,
+        rows,
+    }
+}

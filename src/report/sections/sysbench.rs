@@ -620,3 +620,51 @@ fn latency_wide(r: &Report, g: &GroupSection) -> Table {
         rows,
     }
 }
+
+/// The end-of-run table `tidemark run` prints for a group: each test's
+/// QPS on each target (`!` after a step with errors), against the base
+/// its rQPS with its interval and the verdict, and the last target's p99.
+pub fn verdict_table(r: &Report, g: &GroupSection) -> Table {
+    let mut columns = vec![Column::text("test")];
+    for (i, t) in r.targets.iter().enumerate() {
+        columns.push(Column::num(&t.label));
+        if i > 0 {
+            columns.extend([Column::num("rel ±95%"), Column::text("verdict")]);
+        }
+    }
+    columns.push(Column::num("p99 µs"));
+    let rows = g
+        .tests
+        .iter()
+        .map(|t| {
+            let mut v = vec![Cell::text(&t.name)];
+            let mut p99 = 0;
+            for (i, c) in t.cells.iter().enumerate() {
+                match c {
+                    Some(c) => {
+                        let mark = if c.flagged() { "!" } else { " " };
+                        v.push(Cell::num(format!("{:.0}", c.qps)).marked(mark));
+                        if i > 0 {
+                            v.extend([ratio(Some(c)), Cell::text(c.verdict.unwrap_or("-"))]);
+                        }
+                        p99 = c.p99_us;
+                    }
+                    None => {
+                        v.push(Cell::num("-"));
+                        if i > 0 {
+                            v.extend([Cell::num("-"), Cell::text("")]);
+                        }
+                    }
+                }
+            }
+            v.push(Cell::count(p99));
+            Row::new(v)
+        })
+        .collect();
+    Table {
+        class: "verdicts",
+        caption: None,
+        columns,
+        rows,
+    }
+}
