@@ -90,6 +90,26 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
+impl Table {
+    /// A table of HTML class `class` without a caption.
+    pub fn new(class: &'static str, columns: Vec<Column>, rows: Vec<Row>) -> Table {
+        Table {
+            class,
+            caption: None,
+            columns,
+            rows,
+        }
+    }
+
+    /// This table under `caption`.
+    pub fn captioned(self, caption: &str) -> Table {
+        Table {
+            caption: Some(caption.to_string()),
+            ..self
+        }
+    }
+}
+
 /// A column: its title and whether its cells align right.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {

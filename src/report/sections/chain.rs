@@ -39,19 +39,13 @@ pub fn section(r: &Report) -> Option<Block> {
     for (caption, rows) in tables {
         let Some(rows) = rows else { continue };
         blocks.push(Block::Para(caption.into()));
-        blocks.push(Block::Table(Table {
-            class: "chain",
-            caption: None,
-            columns: columns.clone(),
-            rows: rows
-                .into_iter()
-                .map(|(name, cells)| {
-                    let mut v = vec![Cell::text(name)];
-                    v.extend(cells.into_iter().map(Cell::num));
-                    Row::new(v)
-                })
-                .collect(),
-        }));
+        let rows = rows.into_iter().map(|(name, cells)| {
+            let mut v = vec![Cell::text(name)];
+            v.extend(cells.into_iter().map(Cell::num));
+            Row::new(v)
+        });
+        let table = Table::new("chain", columns.clone(), rows.collect());
+        blocks.push(Block::Table(table));
     }
     (blocks.len() > 1).then(|| Block::Section {
         id: "chain".into(),

@@ -108,12 +108,7 @@ fn targets(r: &Report) -> Table {
     .to_vec();
     columns[2].right = true;
     columns.extend(["steps", "measured"].map(Column::num));
-    Table {
-        class: "targets",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("targets", columns, rows)
 }
 
 /// One row per stored run: id, host (when the runs ran on different
@@ -154,12 +149,7 @@ fn runs(r: &Report) -> Table {
         ]
         .map(Column::text),
     );
-    Table {
-        class: "runs",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("runs", columns, rows)
 }
 
 /// The settings whose values differ: one row per setting, a column per
@@ -182,12 +172,7 @@ fn settings(r: &Report) -> Table {
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "settings",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("settings", columns, rows)
 }
 
 /// `text` with its first letter in upper case.

@@ -150,19 +150,10 @@ pub fn summary_tables(s: &IbenchSection) -> Vec<Table> {
             Row::new(v)
         })
         .collect();
+    let columns = || step_columns(Column::text("dbms"), &s.steps);
     let mut out = vec![
-        Table {
-            class: "ib",
-            caption: Some("Throughput".into()),
-            columns: step_columns(Column::text("dbms"), &s.steps),
-            rows: abs,
-        },
-        Table {
-            class: "ib",
-            caption: Some("Throughput relative to the first row".into()),
-            columns: step_columns(Column::text("dbms"), &s.steps),
-            rows: relative,
-        },
+        Table::new("ib", columns(), abs).captioned("Throughput"),
+        Table::new("ib", columns(), relative).captioned("Throughput relative to the first row"),
     ];
     if !s.query_steps.is_empty() {
         let mut rows: Vec<Row> = s
@@ -184,12 +175,11 @@ pub fn summary_tables(s: &IbenchSection) -> Vec<Table> {
         let mut last = vec![Cell::text("target")];
         last.extend(s.background_targets.iter().map(|t| Cell::opt_amount(*t)));
         rows.push(Row::new(last));
-        out.push(Table {
-            class: "ib",
-            caption: Some("Background insert rate (inserts/s) against its target".into()),
-            columns: step_columns(Column::num("dbms"), &s.query_steps),
-            rows,
-        });
+        let columns = step_columns(Column::num("dbms"), &s.query_steps);
+        out.push(
+            Table::new("ib", columns, rows)
+                .captioned("Background insert rate (inserts/s) against its target"),
+        );
     }
     out
 }
@@ -207,12 +197,7 @@ pub fn metrics_table(m: &MetricsTable) -> Table {
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "metrics",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("metrics", columns, rows)
 }
 
 /// A step's fairness: seconds until each client finished; the first
@@ -234,12 +219,7 @@ pub fn fairness_table(f: &FairnessTable, first: &str) -> Table {
             ])
         })
         .collect();
-    Table {
-        class: "fair",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("fair", columns, rows)
 }
 
 /// A step's response times per target and role: percentiles and the
@@ -267,12 +247,7 @@ pub fn response_table(s: &IbenchSection, t: &ResponseTable, titles: [&str; 3]) -
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "rt",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("rt", columns, rows)
 }
 
 /// The reference's per-second charts of a step: inserts/s, max insert
@@ -360,10 +335,5 @@ pub fn verdict_table(s: &IbenchSection) -> Table {
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "verdicts",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("verdicts", columns, rows)
 }

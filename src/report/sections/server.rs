@@ -180,10 +180,5 @@ fn rows_table(r: &Report, what: &str, rows: &[ServerRow], code: bool) -> Table {
             Row::new(cells)
         })
         .collect();
-    Table {
-        class: "counters",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("counters", columns, rows)
 }

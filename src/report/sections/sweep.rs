@@ -77,10 +77,5 @@ fn table(t: &SweepTest) -> Table {
             Row::new(row)
         })
         .collect();
-    Table {
-        class: "sweep",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("sweep", columns, rows)
 }

@@ -158,12 +158,7 @@ fn relative_table(r: &Report, g: &GroupSection) -> Table {
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "rqps",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("rqps", columns, rows)
 }
 
 /// The group's rQPS as the seeds' posts print it: a plain-text block,
@@ -242,12 +237,7 @@ fn absolute_qps(r: &Report, g: &GroupSection) -> Vec<Block> {
         .collect();
     let mut out = vec![
         Block::Para("Absolute QPS:".into()),
-        Block::Table(Table {
-            class: "qps",
-            caption: None,
-            columns,
-            rows,
-        }),
+        Block::Table(Table::new("qps", columns, rows)),
     ];
     if flagged {
         out.push(Block::Para(
@@ -284,12 +274,7 @@ fn qps_table(r: &Report, g: &GroupSection) -> Table {
             Row::tagged(&t.label, v)
         })
         .collect();
-    Table {
-        class: "qps",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("qps", columns, rows)
 }
 
 /// A workload file's transactions, retries and failures per target
@@ -319,14 +304,13 @@ fn workload_counts(r: &Report, g: &GroupSection) -> Vec<Block> {
         Block::Para(
             "Transactions (measured interval; retries and failures by error class):".into(),
         ),
-        Block::Table(Table {
-            class: "wl",
-            caption: None,
-            columns: ["workload", "target", "transactions"]
+        Block::Table(Table::new(
+            "wl",
+            ["workload", "target", "transactions"]
                 .map(Column::text)
                 .to_vec(),
             rows,
-        }),
+        )),
     ]
 }
 
@@ -356,12 +340,7 @@ fn statement_latencies(r: &Report, g: &GroupSection) -> Vec<Block> {
     columns.extend(r.targets.iter().map(|t| Column::num(&t.label)));
     vec![
         Block::Para("Statement latencies (mean ms per execution, measured interval):".into()),
-        Block::Table(Table {
-            class: "stmt",
-            caption: None,
-            columns,
-            rows,
-        }),
+        Block::Table(Table::new("stmt", columns, rows)),
     ]
 }
 
@@ -462,12 +441,7 @@ fn cost_long(r: &Report, s: &SysbenchSection, g: &GroupSection) -> Table {
             rows.push(Row::new(v));
         }
     }
-    Table {
-        class: "cost",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("cost", columns, rows)
 }
 
 /// The cost table on the page: rows = tests, one sub-row per target,
@@ -586,12 +560,7 @@ fn latency_long(r: &Report, g: &GroupSection) -> Table {
             rows.push(Row::new(v));
         }
     }
-    Table {
-        class: "lat",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("lat", columns, rows)
 }
 
 /// Event latency, one row per test, the four percentiles per target (the
@@ -613,12 +582,7 @@ fn latency_wide(r: &Report, g: &GroupSection) -> Table {
             Row::tagged(&t.label, v)
         })
         .collect();
-    Table {
-        class: "lat",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("lat", columns, rows)
 }
 
 /// The end-of-run table `tidemark run` prints for a group: each test's
@@ -661,10 +625,5 @@ pub fn verdict_table(r: &Report, g: &GroupSection) -> Table {
             Row::new(v)
         })
         .collect();
-    Table {
-        class: "verdicts",
-        caption: None,
-        columns,
-        rows,
-    }
+    Table::new("verdicts", columns, rows)
 }
