@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Block, Cell, Chart, Table, Value};
+use crate::report::plans::{PlanRow, word_diff};
 use crate::report::render::svg::{self, esc};
 
 /// Appends `blocks` to `o`.
@@ -26,6 +27,7 @@ pub fn write(o: &mut String, blocks: &[Block]) {
                 o.push_str("</ul>\n");
             }
             Block::Table(t) => table(o, t),
+            Block::Diff { titles, rows } => diff(o, titles, rows),
             Block::Chart(c) => {
                 o.push_str(&chart(c));
                 o.push('\n');
@@ -113,4 +115,41 @@ pub fn chart(c: &Chart) -> String {
             series,
         } => svg::lines(title, x, y, series),
     }
+}
+
+/// Two versions side by side: changed lines shaded, the changed words in
+/// `<mark>`.
+fn diff(o: &mut String, titles: &[String; 2], rows: &[PlanRow]) {
+    let _ = write!(
+        o,
+        "<table class=\"plan\"><thead><tr><th>{}</th><th>{}</th></tr></thead><tbody>",
+        esc(&titles[0]),
+        esc(&titles[1])
+    );
+    for row in rows {
+        let (a, b) = match (&row.base, &row.target, row.changed) {
+            (Some(a), Some(b), true) => {
+                let (da, db) = word_diff(a, b);
+                (marked(&da), marked(&db))
+            }
+            (a, b, _) => (
+                a.as_deref().map(esc).unwrap_or_default(),
+                b.as_deref().map(esc).unwrap_or_default(),
+            ),
+        };
+        let class = if row.changed { " class=\"chg\"" } else { "" };
+        let _ = write!(o, "<tr{class}><td>{a}</td><td>{b}</td></tr>");
+    }
+    o.push_str("</tbody></table>\n");
+}
+
+/// Words with `true` wrapped in `<mark>`.
+fn marked(tokens: &[(String, bool)]) -> String {
+    tokens
+        .iter()
+        .map(|(t, m)| match m {
+            true => format!("<mark>{}</mark>", esc(t)),
+            false => esc(t),
+        })
+        .collect()
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Block, Cell, Table, Value};
 use crate::report::model::Band;
+use crate::report::plans::PlanRow;
 
 /// Appends `blocks` to `o`.
 pub fn write(o: &mut String, blocks: &[Block]) {
@@ -23,6 +24,7 @@ pub fn write(o: &mut String, blocks: &[Block]) {
                 o.push('\n');
             }
             Block::Table(t) => table(o, t),
+            Block::Diff { rows, .. } => diff(o, rows),
             Block::Markdown(text) => o.push_str(text),
             Block::Html(_) | Block::Chart(_) => {}
         }
@@ -76,4 +78,30 @@ pub fn table(o: &mut String, t: &Table) {
         let _ = writeln!(o, "{}", line(row.cells.iter().map(cell).collect()));
     }
     o.push('\n');
+}
+
+/// A ```` ```diff ```` block: unchanged lines indented, each run of changed
+/// lines as the old ones (`- `) then the new (`+ `).
+fn diff(o: &mut String, rows: &[PlanRow]) {
+    o.push_str("```diff\n");
+    let (mut minus, mut plus): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    let flush = |o: &mut String, minus: &mut Vec<&str>, plus: &mut Vec<&str>| {
+        for l in minus.drain(..) {
+            let _ = writeln!(o, "- {l}");
+        }
+        for l in plus.drain(..) {
+            let _ = writeln!(o, "+ {l}");
+        }
+    };
+    for row in rows {
+        if row.changed {
+            minus.extend(row.base.as_deref());
+            plus.extend(row.target.as_deref());
+        } else {
+            flush(o, &mut minus, &mut plus);
+            let _ = writeln!(o, "  {}", row.base.as_deref().unwrap_or_default());
+        }
+    }
+    flush(o, &mut minus, &mut plus);
+    o.push_str("```\n\n");
 }

@@ -16,6 +16,7 @@ pub mod markdown;
 
 use crate::report::format::{amount, opt_amount, rel, rel_pm};
 use crate::report::model::{Band, Bands};
+use crate::report::plans::PlanRow;
 use crate::report::render::svg::{BarSeries, LineSeries};
 use crate::stats::Interval;
 
@@ -38,6 +39,13 @@ pub enum Block {
     List(Vec<String>),
     /// A table.
     Table(Table),
+    /// Two versions of a text line by line (a query plan): a `diff` block
+    /// in Markdown, side by side with the changed words marked on the page.
+    Diff {
+        /// The two columns' titles on the page.
+        titles: [String; 2],
+        rows: Vec<PlanRow>,
+    },
     /// A chart, drawn on the HTML page only.
     Chart(Chart),
     /// Text only the Markdown renderer writes, as it is.

@@ -12,11 +12,8 @@ use anyhow::Result;
 use super::Renderer;
 
 use super::svg::esc;
-use crate::report::format::{bp, rel};
 use crate::report::model::Report;
-use crate::report::plans::word_diff;
 use crate::report::sections::server;
-use crate::report::sysbench::basis_points;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -112,7 +109,9 @@ pub fn render(r: &Report) -> String {
         crate::report::document::html::write(&mut o, &[server::storage(r, &r.storage)]);
     }
     crate::report::shards::html(&mut o, &r.shards);
-    plans(&mut o, r);
+    if let Some(plans) = crate::report::sections::plans::section(r) {
+        crate::report::document::html::write(&mut o, &[plans]);
+    }
     o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");
     o
@@ -125,82 +124,4 @@ impl Renderer for Html {
     fn render(&self, report: &Report) -> Result<String> {
         Ok(render(report))
     }
-}
-
-fn plans(o: &mut String, r: &Report) {
-    if r.plan_changes.is_empty() {
-        return;
-    }
-    o.push_str("<section id=\"plans\"><h2>Query plans that changed</h2>\n<p class=\"legend\">Plans are compared without cost estimates and literal numbers; changed lines are shaded and the changed words marked.</p>\n");
-    for p in &r.plan_changes {
-        let who: Vec<String> = p
-            .targets
-            .iter()
-            .map(|t| {
-                format!(
-                    "<b>{}</b> ({}){}",
-                    esc(&t.target),
-                    esc(&t.column),
-                    t.relative
-                        .map(|x| format!(
-                            ", rQPS {} ({} basis points)",
-                            rel(x),
-                            bp(basis_points(x))
-                        ))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3><p>{} (base) vs {}</p><p class=\"stmt\"><code>{}</code></p>",
-            esc(&p.test),
-            esc(&r.base),
-            who.join("; "),
-            esc(&p.statement)
-        );
-        let _ = write!(
-            o,
-            "<table class=\"plan\"><thead><tr><th>{} (base)</th><th>{}</th></tr></thead><tbody>",
-            esc(&r.base),
-            p.targets
-                .iter()
-                .map(|t| format!("{} ({})", esc(&t.target), esc(&t.column)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        for row in &p.rows {
-            let (a, b) = match (&row.base, &row.target, row.changed) {
-                (Some(a), Some(b), true) => {
-                    let (da, db) = word_diff(a, b);
-                    (marked(&da), marked(&db))
-                }
-                (a, b, _) => (
-                    a.as_deref().map(esc).unwrap_or_default(),
-                    b.as_deref().map(esc).unwrap_or_default(),
-                ),
-            };
-            let _ = write!(
-                o,
-                "<tr{}><td>{a}</td><td>{b}</td></tr>",
-                if row.changed { " class=\"chg\"" } else { "" }
-            );
-        }
-        o.push_str("</tbody></table>\n");
-    }
-    o.push_str("</section>\n");
-}
-
-/// Words with `true` wrapped in `<mark>`.
-fn marked(tokens: &[(String, bool)]) -> String {
-    tokens
-        .iter()
-        .map(|(t, m)| {
-            if *m {
-                format!("<mark>{}</mark>", esc(t))
-            } else {
-                esc(t)
-            }
-        })
-        .collect()
 }

@@ -9,10 +9,8 @@ use anyhow::Result;
 
 use super::Renderer;
 
-use crate::report::format::{bp, rel};
 use crate::report::model::Report;
 use crate::report::sections::server;
-use crate::report::sysbench::basis_points;
 
 /// Renders the whole report: the title, then every section of
 /// [`sections`] in order.
@@ -127,10 +125,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     if !o.is_empty() {
         out.push(("shards".to_string(), o));
     }
-    let mut o = String::new();
-    plans(&mut o, r);
-    if !o.is_empty() {
-        out.push(("plans".to_string(), o));
+    if let Some(plans) = crate::report::sections::plans::section(r) {
+        out.push((
+            "plans".to_string(),
+            crate::report::document::markdown::render(&[plans]),
+        ));
     }
     let mut o = String::new();
     config_files(&mut o, r);
@@ -205,58 +204,4 @@ pub(super) fn table(o: &mut String, header: &[String], right: &[bool], rows: &[V
         let _ = writeln!(o, "{}", line(row));
     }
     o.push('\n');
-}
-
-fn plans(o: &mut String, r: &Report) {
-    if r.plan_changes.is_empty() {
-        return;
-    }
-    o.push_str("## Query plans that changed\n\n");
-    o.push_str(
-        "Plans are compared without cost estimates and literal numbers; `-` lines are the base's plan, `+` lines the target's.\n\n",
-    );
-    for p in &r.plan_changes {
-        let who: Vec<String> = p
-            .targets
-            .iter()
-            .map(|t| {
-                format!(
-                    "{} ({}){}",
-                    t.target,
-                    t.column,
-                    t.relative
-                        .map(|x| format!(
-                            ", rQPS {} ({} basis points)",
-                            rel(x),
-                            bp(basis_points(x))
-                        ))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        let _ = writeln!(o, "### {}\n\n{} vs {}\n", p.test, r.base, who.join("; "));
-        let _ = writeln!(o, "`{}`\n", p.statement.replace('`', "'"));
-        o.push_str("```diff\n");
-        let mut minus: Vec<&str> = Vec::new();
-        let mut plus: Vec<&str> = Vec::new();
-        let flush = |o: &mut String, minus: &mut Vec<&str>, plus: &mut Vec<&str>| {
-            for l in minus.drain(..) {
-                let _ = writeln!(o, "- {l}");
-            }
-            for l in plus.drain(..) {
-                let _ = writeln!(o, "+ {l}");
-            }
-        };
-        for row in &p.rows {
-            if row.changed {
-                minus.extend(row.base.as_deref());
-                plus.extend(row.target.as_deref());
-            } else {
-                flush(o, &mut minus, &mut plus);
-                let _ = writeln!(o, "  {}", row.base.as_deref().unwrap_or_default());
-            }
-        }
-        flush(o, &mut minus, &mut plus);
-        o.push_str("```\n\n");
-    }
 }

@@ -5,6 +5,7 @@
 pub mod chain;
 pub mod context;
 pub mod ibench;
+pub mod plans;
 pub mod server;
 pub mod sweep;
 pub mod sysbench;
