@@ -176,32 +176,3 @@ impl Renderer for Markdown {
         Ok(render(report))
     }
 }
-
-/// Escapes a table cell.
-pub(super) fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// A pipe table: header, alignment row (`right` per column), rows.
-pub(super) fn table(o: &mut String, header: &[String], right: &[bool], rows: &[Vec<String>]) {
-    let line = |cells: &[String]| {
-        format!(
-            "| {} |",
-            cells
-                .iter()
-                .map(|c| cell(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        )
-    };
-    let _ = writeln!(o, "{}", line(header));
-    let align: Vec<String> = right
-        .iter()
-        .map(|&r| if r { "---:".into() } else { "---".into() })
-        .collect();
-    let _ = writeln!(o, "|{}|", align.join("|"));
-    for row in rows {
-        let _ = writeln!(o, "{}", line(row));
-    }
-    o.push('\n');
-}
