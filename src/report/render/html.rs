@@ -108,7 +108,9 @@ pub fn render(r: &Report) -> String {
     if !r.storage.is_empty() {
         crate::report::document::html::write(&mut o, &[server::storage(r, &r.storage)]);
     }
-    crate::report::shards::html(&mut o, &r.shards);
+    if let Some(shards) = crate::report::sections::shards::section(&r.shards) {
+        crate::report::document::html::write(&mut o, &[shards]);
+    }
     if let Some(plans) = crate::report::sections::plans::section(r) {
         crate::report::document::html::write(&mut o, &[plans]);
     }

@@ -120,10 +120,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     if !o.is_empty() {
         out.push(("server".to_string(), o));
     }
-    let mut o = String::new();
-    crate::report::shards::markdown(&mut o, &r.shards);
-    if !o.is_empty() {
-        out.push(("shards".to_string(), o));
+    if let Some(shards) = crate::report::sections::shards::section(&r.shards) {
+        out.push((
+            "shards".to_string(),
+            crate::report::document::markdown::render(&[shards]),
+        ));
     }
     if let Some(plans) = crate::report::sections::plans::section(r) {
         out.push((

@@ -7,5 +7,6 @@ pub mod context;
 pub mod ibench;
 pub mod plans;
 pub mod server;
+pub mod shards;
 pub mod sweep;
 pub mod sysbench;
