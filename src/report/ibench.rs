@@ -11,11 +11,11 @@
 
 use serde::Serialize;
 
+use super::basis::{Band, Bands, Column, relative};
 use super::cost::{StepHostMetrics, per_what};
 pub use super::ibench_input::{
     IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step,
 };
-use super::model::{Band, Bands, Column, relative};
 use super::sysbench::Step;
 use crate::record::{self, BASIS_QUERIES, StepStatus};
 use crate::stats::Interval;

@@ -8,6 +8,7 @@
 //! writes them. [`history`] follows each test across runs and finds its
 //! change points ([`history_render`] draws them).
 
+pub mod basis;
 pub mod context;
 pub mod cost;
 pub mod cpu_profile;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::model::Column;
+use super::basis::Column;
 
 /// One shard of one step.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
+use super::basis::{Band, Column, ReportOptions, relative};
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
-use super::model::{Band, Column, ReportOptions, relative};
 use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
@@ -153,7 +153,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     let mut names: Vec<(String, Group)> = Vec::new();
     for c in columns {
         for s in &c.target.steps {
-            if (s.info.reported || super::model::is_pre(&s.info.name))
+            if (s.info.reported || super::basis::is_pre(&s.info.name))
                 && (s.info.suite == "sysbench" || s.info.suite == "workload")
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
@@ -203,7 +203,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
                     .collect();
                 let mut summary = summarize(
                     columns[i].label,
-                    &super::model::column_name(i),
+                    &super::basis::column_name(i),
                     &changes,
                     opts.within_bp,
                 );

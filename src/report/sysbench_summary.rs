@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
+use super::basis::round2;
 use super::format;
-use super::model::round2;
 use super::sysbench::Cell;
 use crate::stats::{Method, Verdict, VerdictCounts};
 
