@@ -54,6 +54,17 @@ pub enum Block {
     Html(String),
 }
 
+impl Block {
+    /// A section with HTML id `id`.
+    pub fn section(id: &str, title: &str, blocks: Vec<Block>) -> Block {
+        Block::Section {
+            id: id.into(),
+            title: title.into(),
+            blocks,
+        }
+    }
+}
+
 /// `blocks` written in Markdown only (a table or prose the page shows
 /// otherwise).
 pub fn markdown_only(blocks: &[Block]) -> Block {
@@ -84,6 +95,27 @@ pub enum Chart {
         y: String,
         series: Vec<LineSeries>,
     },
+}
+
+impl Chart {
+    /// A line chart of named series of (x, y) points, coloured in turn.
+    pub fn lines(title: String, x: &str, y: &str, series: Vec<(String, Vec<[f64; 2]>)>) -> Chart {
+        let series = series
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, points))| LineSeries {
+                name,
+                color: crate::report::render::svg::color(i),
+                points,
+            })
+            .collect();
+        Chart::Lines {
+            title,
+            x: x.into(),
+            y: y.into(),
+            series,
+        }
+    }
 }
 
 /// A table: its columns and rows; `class` names it for the HTML page's

@@ -47,11 +47,8 @@ pub fn section(r: &Report) -> Option<Block> {
         let table = Table::new("chain", columns.clone(), rows.collect());
         blocks.push(Block::Table(table));
     }
-    (blocks.len() > 1).then(|| Block::Section {
-        id: "chain".into(),
-        title: "Each target against the one before it".into(),
-        blocks,
-    })
+    (blocks.len() > 1)
+        .then(|| Block::section("chain", "Each target against the one before it", blocks))
 }
 
 /// Link `i`'s cell: the comparison with the base for the first link

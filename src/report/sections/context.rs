@@ -73,11 +73,7 @@ pub fn section(r: &Report) -> Block {
             esc(&lines.concat())
         )));
     }
-    Block::Section {
-        id: "context".into(),
-        title: "Context".into(),
-        blocks,
-    }
+    Block::section("context", "Context", blocks)
 }
 
 /// One row per target: its column, label, run, version, config, profile,

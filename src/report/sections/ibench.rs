@@ -11,7 +11,6 @@ use crate::report::ibench::{
     FairnessTable, IbenchSection, METRIC_COLUMNS, MetricsTable, ResponseTable, SeriesLine,
 };
 use crate::report::model::Report;
-use crate::report::render::svg::{LineSeries, color};
 
 /// The section (`## Insert Benchmark`, `<section id="ibench">`).
 pub fn section(r: &Report, s: &IbenchSection) -> Block {
@@ -78,11 +77,7 @@ pub fn section(r: &Report, s: &IbenchSection) -> Block {
             blocks.push(Block::Html("</div>\n".into()));
         }
     }
-    Block::Section {
-        id: "ibench".into(),
-        title: "Insert Benchmark".into(),
-        blocks,
-    }
+    Block::section("ibench", "Insert Benchmark", blocks)
 }
 
 fn esc(s: &str) -> String {
@@ -272,24 +267,13 @@ fn charts(step: &str, lines: &[SeriesLine]) -> Vec<Chart> {
         .into_iter()
         .filter(|(what, _)| !(by_role && *what == "max response time, ms"))
         .filter_map(|(what, pick)| {
-            let series: Vec<LineSeries> = lines
+            let series: Vec<_> = lines
                 .iter()
-                .enumerate()
-                .map(|(i, line)| LineSeries {
-                    name: line.target.clone(),
-                    color: color(i),
-                    points: pick(line).clone(),
-                })
+                .map(|l| (l.target.clone(), pick(l).clone()))
                 .collect();
-            series
-                .iter()
-                .any(|x| !x.points.is_empty())
-                .then(|| Chart::Lines {
-                    title: format!("{step}: {what}, second by second"),
-                    x: "second".into(),
-                    y: what.into(),
-                    series,
-                })
+            let title = format!("{step}: {what}, second by second");
+            let drawn = series.iter().any(|(_, p)| !p.is_empty());
+            drawn.then(|| Chart::lines(title, "second", what, series))
         })
         .collect()
 }

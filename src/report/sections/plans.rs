@@ -60,9 +60,5 @@ pub fn section(r: &Report) -> Option<Block> {
             rows: p.rows.clone(),
         });
     }
-    Some(Block::Section {
-        id: "plans".into(),
-        title: "Query plans that changed".into(),
-        blocks,
-    })
+    Some(Block::section("plans", "Query plans that changed", blocks))
 }

@@ -7,7 +7,7 @@
 use crate::report::cpu_profile::{ProfileSection, ProfileStep};
 use crate::report::document::{Block, Cell, Chart, Column, Row, Table};
 use crate::report::model::Report;
-use crate::report::render::svg::{LineSeries, color, esc};
+use crate::report::render::svg::esc;
 use crate::report::server_counters::{ServerRow, ServerSection};
 use crate::report::storage::StorageStep;
 
@@ -40,32 +40,25 @@ pub fn counters(r: &Report, s: &ServerSection) -> Block {
         blocks.push(Block::Html(summary(&step.name)));
         blocks.push(Block::Table(rows_table(r, "counter", &step.rows, false)));
         for chart in &step.charts {
-            let series = r
-                .targets
-                .iter()
-                .zip(&chart.series)
-                .enumerate()
-                .map(|(i, (t, points))| LineSeries {
-                    name: t.label.clone(),
-                    color: color(i),
-                    points: points.iter().map(|p| [p.0 as f64, p.1]).collect(),
-                })
-                .collect();
-            let per_second = chart.title.ends_with("per second");
-            blocks.push(Block::Chart(Chart::Lines {
-                title: format!("{}: {}", step.name, chart.title),
-                x: "second".into(),
-                y: if per_second { "per second" } else { "level" }.into(),
-                series,
-            }));
+            let series = r.targets.iter().zip(&chart.series).map(|(t, points)| {
+                let points = points.iter().map(|p| [p.0 as f64, p.1]).collect();
+                (t.label.clone(), points)
+            });
+            let y = match chart.title.ends_with("per second") {
+                true => "per second",
+                false => "level",
+            };
+            let title = format!("{}: {}", step.name, chart.title);
+            blocks.push(Block::Chart(Chart::lines(
+                title,
+                "second",
+                y,
+                series.collect(),
+            )));
         }
         blocks.push(Block::Html("</details>\n".into()));
     }
-    Block::Section {
-        id: "server-counters".into(),
-        title: "Server counters".into(),
-        blocks,
-    }
+    Block::section("server-counters", "Server counters", blocks)
 }
 
 /// A step's fold on the page, open.
@@ -109,11 +102,7 @@ pub fn storage(r: &Report, steps: &[StorageStep]) -> Block {
         blocks.push(Block::Table(rows_table(r, "metric", &step.rows, false)));
         blocks.push(Block::Html("</details>\n".into()));
     }
-    Block::Section {
-        id: "storage".into(),
-        title: "Storage detail".into(),
-        blocks,
-    }
+    Block::section("storage", "Storage detail", blocks)
 }
 
 /// The CPU profiles in Markdown: per step the top functions by self CPU

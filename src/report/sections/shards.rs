@@ -48,9 +48,5 @@ pub fn section(steps: &[ShardedStep]) -> Option<Block> {
         Block::Html(format!("<p class=\"legend\">{text}</p>\n")),
         Block::Table(Table::new("shards", columns.to_vec(), rows.collect())),
     ];
-    Some(Block::Section {
-        id: "shards".into(),
-        title: "Client shards".into(),
-        blocks,
-    })
+    Some(Block::section("shards", "Client shards", blocks))
 }

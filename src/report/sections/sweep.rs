@@ -41,11 +41,7 @@ pub fn section(s: &SweepSection) -> Block {
         )));
         blocks.push(Block::Table(table(t)));
     }
-    Block::Section {
-        id: "sweep".into(),
-        title: "Concurrency sweep".into(),
-        blocks,
-    }
+    Block::section("sweep", "Concurrency sweep", blocks)
 }
 
 /// Connections, then per target QPS and p99 (and for the others QPS

@@ -24,11 +24,7 @@ pub fn section(r: &Report, s: &SysbenchSection) -> Block {
     for g in &s.groups {
         blocks.extend(group(r, s, g));
     }
-    Block::Section {
-        id: "sysbench".into(),
-        title: "Sysbench".into(),
-        blocks,
-    }
+    Block::section("sysbench", "Sysbench", blocks)
 }
 
 /// What the relative numbers mean (with two or more targets).
