@@ -31,6 +31,7 @@ pub mod shards;
 pub mod storage;
 pub mod sweep;
 pub mod sysbench;
+pub mod sysbench_cell;
 pub mod sysbench_summary;
 pub mod test_names;
 pub mod workload;
