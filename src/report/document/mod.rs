@@ -126,7 +126,9 @@ pub struct Table {
     pub class: &'static str,
     /// A line introducing it: `caption:` in Markdown, `<h3>` in HTML.
     pub caption: Option<String>,
+    /// Its columns, left to right.
     pub columns: Vec<Column>,
+    /// Its rows, one cell per column each.
     pub rows: Vec<Row>,
 }
 
@@ -153,7 +155,9 @@ impl Table {
 /// A column: its title and whether its cells align right.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {
+    /// The header.
     pub title: String,
+    /// Whether its cells align right (Markdown, terminal).
     pub right: bool,
 }
 
@@ -178,7 +182,9 @@ impl Column {
 /// One row; `tag` is the test it belongs to (the HTML filter's hook).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row {
+    /// The test the row belongs to.
     pub tag: Option<String>,
+    /// Its cells, one per column.
     pub cells: Vec<Cell>,
 }
 
@@ -259,10 +265,15 @@ impl Shade {
 /// the page shows small after the value (a failed step's status).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
+    /// What it holds.
     pub value: Value,
+    /// Its shade on the page.
     pub shade: Shade,
+    /// Written after it in Markdown and on the terminal (`†`, `!`, `*`).
     pub mark: &'static str,
+    /// Its hover text on the page.
     pub hover: Option<String>,
+    /// Shown small after it on the page.
     pub detail: Option<String>,
 }
 
