@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::record::IbenchMetrics;
+use crate::report::document::{Cell, Column as DocColumn, Row, Table};
 use crate::report::format::rel;
 use crate::report::model::relative;
 use crate::store::{RunRecord, StepRecord};
@@ -59,10 +60,6 @@ pub fn summary(run: &RunRecord, model: Option<&crate::report::Report>) -> String
     } else {
         throughput_table(&mut out, &cols, &names);
     }
-    let head = |out: &mut String, first: &str, rel: bool, last: Option<&str>| {
-        head(out, &cols, first, rel, last)
-    };
-
     let q: Vec<&str> = names
         .iter()
         .copied()
@@ -73,49 +70,41 @@ pub fn summary(run: &RunRecord, model: Option<&crate::report::Report>) -> String
             out,
             "\nbackground insert rate of the query steps (rows/s); * = below 95% of the target"
         );
-        head(&mut out, "step", false, Some("target"));
-        for n in q {
-            let _ = write!(out, "  {n:<8}");
-            let mut target = None;
-            for c in 0..cols.len() {
-                match find(c, n).and_then(|(_, m, _)| m.sla.as_ref()) {
-                    Some(s) => {
-                        target = Some(s.target_ips);
-                        let mark = if s.failed { "*" } else { " " };
-                        let _ = write!(out, " {:>13.0}{mark}", s.achieved_ips);
-                    }
-                    None => {
-                        let _ = write!(out, " {:>14}", "-");
-                    }
-                }
-            }
-            let _ = match target {
-                Some(t) => writeln!(out, " {t:>10.0}"),
-                None => writeln!(out, " {:>10}", "-"),
-            };
-        }
+        let rows = q.iter().map(|n| {
+            let sla: Vec<_> = (0..cols.len())
+                .map(|c| find(c, n).and_then(|(_, m, _)| m.sla.as_ref()))
+                .collect();
+            let mut v: Vec<Cell> =
+                sla.iter()
+                    .map(|s| match s {
+                        Some(s) => Cell::num(format!("{:.0}", s.achieved_ips))
+                            .marked(if s.failed { "*" } else { " " }),
+                        None => Cell::num("-"),
+                    })
+                    .collect();
+            let target = sla.iter().flatten().last().map(|s| s.target_ips);
+            v.push(target.map_or_else(|| Cell::num("-"), |t| Cell::num(format!("{t:.0}"))));
+            (n.to_string(), v)
+        });
+        draw(&mut out, &cols, false, Some("target"), rows);
     }
 
     let _ = writeln!(
         out,
         "\nfairness: max - min time for a client to finish its work, seconds (and % of the min)"
     );
-    head(&mut out, "step", false, None);
-    for n in &names {
-        let _ = write!(out, "  {n:<8}");
-        for c in 0..cols.len() {
-            match find(c, n).and_then(|(_, m, _)| m.fairness.as_ref()) {
-                Some(f) => {
-                    let cell = format!("{:.1} ({:.1}%)", f.diff, f.pct);
-                    let _ = write!(out, " {cell:>14}");
-                }
-                None => {
-                    let _ = write!(out, " {:>14}", "-");
-                }
-            }
-        }
-        out.push('\n');
-    }
+    let rows = names.iter().map(|n| {
+        let v = (0..cols.len())
+            .map(
+                |c| match find(c, n).and_then(|(_, m, _)| m.fairness.as_ref()) {
+                    Some(f) => Cell::num(format!("{:.1} ({:.1}%)", f.diff, f.pct)),
+                    None => Cell::num("-"),
+                },
+            )
+            .collect();
+        (n.to_string(), v)
+    });
+    draw(&mut out, &cols, false, None, rows);
     out
 }
 
@@ -128,20 +117,39 @@ fn find<'a, 'b>(
     cols[c].1.iter().find(|(name, _, _)| *name == n)
 }
 
-/// A table's header line: the first column's title, the targets (with a
-/// `rel` column after each but the first when `rel`), an optional last.
-fn head(out: &mut String, cols: &[Column<'_>], first: &str, rel: bool, last: Option<&str>) {
-    let _ = write!(out, "  {first:<8}");
+/// A table of steps: `step`, the targets 14 wide (with a `rel` column
+/// after each but the first when `rel`), an optional `last` column; each
+/// row a step's name and its cells in that order.
+fn draw(
+    out: &mut String,
+    cols: &[Column<'_>],
+    rel: bool,
+    last: Option<&str>,
+    rows: impl Iterator<Item = (String, Vec<Cell>)>,
+) {
+    let mut columns = vec![DocColumn::text("step")];
+    let mut widths = vec![8];
     for (i, (label, _)) in cols.iter().enumerate() {
-        let _ = write!(out, " {:>14}", truncate(label, 14));
+        columns.push(DocColumn::num(label));
+        widths.push(14);
         if rel && i > 0 {
-            let _ = write!(out, " {:>6}", "rel");
+            columns.push(DocColumn::num("rel"));
+            widths.push(6);
         }
     }
     if let Some(l) = last {
-        let _ = write!(out, " {l:>10}");
+        columns.push(DocColumn::num(l));
+        widths.push(10);
     }
-    out.push('\n');
+    let rows = rows
+        .map(|(name, cells)| {
+            let mut v = vec![Cell::text(name)];
+            v.extend(cells);
+            Row::new(v)
+        })
+        .collect();
+    let t = Table::new("ibench", columns, rows);
+    super::table::write(out, &t, &widths);
 }
 
 /// The throughput table from the stored rates, with bare ratios to the
@@ -152,10 +160,9 @@ fn throughput_table(out: &mut String, cols: &[Column<'_>], names: &[&str]) {
         out,
         "\nInsert Benchmark: inserts/s (l.*, l.x: rows indexed/s) and queries/s (q*); * = SLA failure, ! = step not ok"
     );
-    head(out, cols, "step", true, None);
-    for n in names {
-        let _ = write!(out, "  {n:<8}");
+    let rows = names.iter().map(|n| {
         let base = find(0, n).map(|s| s.1.rate);
+        let mut v = Vec::new();
         for c in 0..cols.len() {
             match find(c, n) {
                 Some((_, m, status)) => {
@@ -166,27 +173,21 @@ fn throughput_table(out: &mut String, cols: &[Column<'_>], names: &[&str]) {
                     } else {
                         " "
                     };
-                    let _ = write!(out, " {:>13.0}{mark}", m.rate);
+                    v.push(Cell::num(format!("{:.0}", m.rate)).marked(mark));
                     if c > 0 {
                         let cell = base.and_then(|b| relative(m.rate, b)).map(rel);
-                        let _ = write!(out, " {:>6}", cell.as_deref().unwrap_or("-"));
+                        v.push(Cell::num(cell.unwrap_or_else(|| "-".into())));
                     }
                 }
                 None => {
-                    let _ = write!(out, " {:>14}", "-");
+                    v.push(Cell::num("-"));
                     if c > 0 {
-                        let _ = write!(out, " {:>6}", "-");
+                        v.push(Cell::num("-"));
                     }
                 }
             }
         }
-        out.push('\n');
-    }
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
+        (n.to_string(), v)
+    });
+    draw(out, cols, true, None, rows);
 }

@@ -7,10 +7,10 @@
 
 use std::fmt::Write as _;
 
-use super::terminal::{label_width, truncate};
-use super::verdicts::{intervals_line, rel_text};
+use super::terminal::label_width;
+use super::verdicts::intervals_line;
 use crate::report::Report;
-use crate::report::ibench::IbenchCell;
+use crate::report::sections::ibench::verdict_table;
 use crate::report::sysbench::majority_method;
 
 /// The throughput table of `report`'s Insert Benchmark section; empty when
@@ -39,38 +39,9 @@ pub fn throughput_summary(report: &Report) -> String {
     if repeats > 1 {
         let _ = writeln!(out, "median over {repeats} repetitions");
     }
-    let _ = write!(out, "  {:<8}", "step");
-    for (i, l) in labels.iter().enumerate() {
-        let _ = write!(out, " {:>col$}", truncate(l, col));
-        if i > 0 {
-            let _ = write!(out, " {:>17} {:<13}", "rel ±95%", "verdict");
-        }
-    }
-    out.push('\n');
-    for (k, step) in s.steps.iter().enumerate() {
-        let _ = write!(out, "  {step:<8}");
-        for (i, row) in s.throughput.iter().enumerate() {
-            let cell = row.cells.get(k);
-            match cell.and_then(|c| c.value.map(|v| (c, v))) {
-                Some((c, v)) => {
-                    let _ = write!(out, " {:>w$.0}{}", v, mark(c), w = col - 1);
-                }
-                None => {
-                    let _ = write!(out, " {:>col$}", "-");
-                }
-            }
-            if i > 0 {
-                let (r, verdict) = cell.map_or(("-".into(), "-"), |c| {
-                    (
-                        rel_text(c.relative, c.interval.as_ref()),
-                        c.verdict.unwrap_or("-"),
-                    )
-                });
-                let _ = write!(out, " {r:>17} {verdict:<13}");
-            }
-        }
-        out.push('\n');
-    }
+    let mut widths = vec![8, col];
+    widths.extend((1..labels.len()).flat_map(|_| [col, 17, 13]));
+    super::table::write(&mut out, &verdict_table(s), &widths);
     let method = majority_method(
         s.throughput
             .iter()
@@ -81,16 +52,4 @@ pub fn throughput_summary(report: &Report) -> String {
         let _ = writeln!(out, "{}", intervals_line(m.describe(), report.min_effect));
     }
     out
-}
-
-/// `!` for a step that did not end ok, `*` for a query step that missed its
-/// background insert rate, else a space.
-fn mark(c: &IbenchCell) -> &'static str {
-    if c.status.is_some() {
-        "!"
-    } else if c.sla_failed {
-        "*"
-    } else {
-        " "
-    }
 }

@@ -18,5 +18,6 @@
 pub mod ibench_terminal;
 pub mod ibench_verdicts;
 pub mod progress;
+pub mod table;
 pub mod terminal;
 pub mod verdicts;

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::record::Group;
+use crate::report::document::{Cell, Column, Row, Table};
 use crate::report::format::rel;
 use crate::report::model::relative;
 
@@ -48,43 +49,47 @@ pub fn summary(labels: &[String], rows: &[Vec<SummaryRow>]) -> String {
             continue;
         }
         let _ = writeln!(out, "\n{}", group.title());
-        let _ = write!(out, "  {:<width$}", "test");
+        let mut columns = vec![Column::text("test")];
+        let mut widths = vec![width];
         for (i, l) in labels.iter().enumerate() {
-            let _ = write!(out, " {:>col$}", truncate(l, col));
+            columns.push(Column::num(l));
+            widths.push(col);
             if i > 0 {
-                let _ = write!(out, " {:>6}", "rel");
+                columns.push(Column::num("rel"));
+                widths.push(6);
             }
         }
-        let _ = writeln!(out, " {:>10}", "p99 µs");
-        for name in names {
-            let _ = write!(out, "  {name:<width$}");
+        columns.push(Column::num("p99 µs"));
+        widths.push(10);
+        let table_rows = names.iter().map(|name| {
+            let mut v = vec![Cell::text(*name)];
             let base = find(&rows[0], name).map(|r| r.qps);
             let mut last_p99 = 0;
             for (i, target_rows) in rows.iter().enumerate() {
                 match find(target_rows, name) {
                     Some(r) => {
-                        let mark = if r.errors > 0 || r.status != "ok" {
-                            "!"
-                        } else {
-                            " "
-                        };
-                        let _ = write!(out, " {:>w$.0}{mark}", r.qps, w = col - 1);
+                        let failed = r.errors > 0 || r.status != "ok";
+                        let mark = if failed { "!" } else { " " };
+                        v.push(Cell::num(format!("{:.0}", r.qps)).marked(mark));
                         if i > 0 {
                             let cell = base.and_then(|b| relative(r.qps, b)).map(rel);
-                            let _ = write!(out, " {:>6}", cell.as_deref().unwrap_or("-"));
+                            v.push(Cell::num(cell.unwrap_or_else(|| "-".into())));
                         }
                         last_p99 = r.p99_us;
                     }
                     None => {
-                        let _ = write!(out, " {:>col$}", "-");
+                        v.push(Cell::num("-"));
                         if i > 0 {
-                            let _ = write!(out, " {:>6}", "-");
+                            v.push(Cell::num("-"));
                         }
                     }
                 }
             }
-            let _ = writeln!(out, " {last_p99:>10}");
-        }
+            v.push(Cell::count(last_p99));
+            Row::new(v)
+        });
+        let t = Table::new("summary", columns, table_rows.collect());
+        super::table::write(&mut out, &t, &widths);
     }
     if rows
         .iter()

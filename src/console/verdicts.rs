@@ -6,11 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::terminal::{label_width, name_width, truncate};
+use super::terminal::{label_width, name_width};
 use crate::report::Report;
-use crate::report::format::rel_pm;
+use crate::report::sections::sysbench::verdict_table;
 use crate::report::sysbench::Cell;
-use crate::stats::Interval;
 
 /// Formats the sysbench part of `report` for the terminal; empty when it
 /// has no sysbench section.
@@ -38,44 +37,12 @@ pub fn sysbench_summary(report: &Report) -> String {
     if repeats > 1 {
         let _ = writeln!(out, "\nmedian QPS over {repeats} repetitions");
     }
+    let mut widths = vec![width, col];
+    widths.extend((1..labels.len()).flat_map(|_| [col, 12, 13]));
+    widths.push(10);
     for g in &s.groups {
         let _ = writeln!(out, "\n{}", g.title);
-        let _ = write!(out, "  {:<width$}", "test");
-        for (i, l) in labels.iter().enumerate() {
-            let _ = write!(out, " {:>col$}", truncate(l, col));
-            if i > 0 {
-                let _ = write!(out, " {:>12} {:<13}", "rel ±95%", "verdict");
-            }
-        }
-        let _ = writeln!(out, " {:>10}", "p99 µs");
-        for t in &g.tests {
-            let _ = write!(out, "  {:<width$}", t.name);
-            let mut p99 = 0;
-            for (i, c) in t.cells.iter().enumerate() {
-                match c {
-                    Some(c) => {
-                        let mark = if c.flagged() { "!" } else { " " };
-                        let _ = write!(out, " {:>w$.0}{mark}", c.qps, w = col - 1);
-                        if i > 0 {
-                            let _ = write!(
-                                out,
-                                " {:>12} {:<13}",
-                                rel_text(c.relative, c.interval.as_ref()),
-                                c.verdict.unwrap_or("-")
-                            );
-                        }
-                        p99 = c.p99_us;
-                    }
-                    None => {
-                        let _ = write!(out, " {:>col$}", "-");
-                        if i > 0 {
-                            let _ = write!(out, " {:>12} {:<13}", "-", "");
-                        }
-                    }
-                }
-            }
-            let _ = writeln!(out, " {p99:>10}");
-        }
+        super::table::write(&mut out, &verdict_table(report, g), &widths);
         for sum in &g.summaries {
             let _ = writeln!(out, "  {}: {}", sum.target, sum.verdicts.phrase_for_rate());
         }
@@ -95,12 +62,6 @@ pub fn sysbench_summary(report: &Report) -> String {
         );
     }
     out
-}
-
-/// A ratio with its interval where it has one (`0.94 ±0.03`), `-` without
-/// a ratio; shared by the sysbench and Insert Benchmark tables.
-pub(super) fn rel_text(relative: Option<f64>, interval: Option<&Interval>) -> String {
-    relative.map_or_else(|| "-".into(), |x| rel_pm(x, interval))
 }
 
 /// The legend line under a table of ratios: the interval method and the

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::model::Column;
+use super::basis::Column;
 use crate::knobs::{KnobDef, READ_SECS, TABLE_SIZE, TABLES, THREADS, WARMUP_SECS, WRITE_SECS};
 use crate::record::HostFacts;
 use crate::util::time::parse_rfc3339_utc;

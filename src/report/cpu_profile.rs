@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::basis::{Column, relative};
 use super::cost::per_what;
-use super::model::{Column, relative};
 use super::server_counters::{ServerRow, Shown};
 use crate::record::CpuProfile;
 use crate::store::StepRecord;

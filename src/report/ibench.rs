@@ -11,11 +11,12 @@
 
 use serde::Serialize;
 
+use super::basis::{Band, Bands, Column, relative};
 use super::cost::{StepHostMetrics, per_what};
 pub use super::ibench_input::{
-    IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step,
+    IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step, is_query_step,
+    per_client_insert_rate,
 };
-use super::model::{Band, Bands, Column, relative};
 use super::sysbench::Step;
 use crate::record::{self, BASIS_QUERIES, StepStatus};
 use crate::stats::Interval;
@@ -36,18 +37,6 @@ pub const METRIC_COLUMNS: [&str; 20] = [
     "ips", "qps", "rps", "rmbps", "wps", "wmbps", "rpq", "rkbpq", "wpi", "wkbpi", "csps", "cpups",
     "cspq", "cpupq", "dbgb1", "dbgb2", "rss", "maxop", "p50", "p99",
 ];
-
-/// Whether `step` is one of the query steps (qr*, qp*), which run with
-/// background inserts at a fixed rate.
-pub fn is_query_step(step: &str) -> bool {
-    (step.starts_with("qr") || step.starts_with("qp")) && per_client_insert_rate(step).is_some()
-}
-
-/// The background insert rate per client a query step is held to (100 for
-/// `qr100`).
-pub fn per_client_insert_rate(step: &str) -> Option<f64> {
-    step.get(2..)?.parse::<u32>().ok().map(f64::from)
-}
 
 /// Colour of a throughput cell (reference C.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

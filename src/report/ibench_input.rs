@@ -10,9 +10,20 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::cost::{StepHostMetrics, host_metrics_of};
-use super::ibench::{is_query_step, per_client_insert_rate};
 use crate::record::{LatencySummary, StepStatus};
 use crate::store::StepRecord;
+
+/// Whether `step` is one of the query steps (qr*, qp*), which run with
+/// background inserts at a fixed rate.
+pub fn is_query_step(step: &str) -> bool {
+    (step.starts_with("qr") || step.starts_with("qp")) && per_client_insert_rate(step).is_some()
+}
+
+/// The background insert rate per client a query step is held to (100 for
+/// `qr100`).
+pub fn per_client_insert_rate(step: &str) -> Option<f64> {
+    step.get(2..)?.parse::<u32>().ok().map(f64::from)
+}
 
 /// What one step measured.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,9 +5,9 @@
 //! base — from the repetitions when there are two or more, from client 1's
 //! per-second rates (the reference's per-second series) otherwise.
 
+use super::basis::Column;
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
-use super::model::Column;
 use super::sysbench::{Step, band_of, compare, median};
 use crate::record::StepStatus;
 

@@ -8,9 +8,11 @@
 //! writes them. [`history`] follows each test across runs and finds its
 //! change points ([`history_render`] draws them).
 
+pub mod basis;
 pub mod context;
 pub mod cost;
 pub mod cpu_profile;
+pub mod document;
 pub mod files;
 pub mod format;
 pub mod history;
@@ -22,12 +24,14 @@ pub mod model;
 pub mod overview;
 pub mod plans;
 pub mod render;
+pub mod sections;
 pub mod select;
 pub mod server_counters;
 pub mod shards;
 pub mod storage;
 pub mod sweep;
 pub mod sysbench;
+pub mod sysbench_cell;
 pub mod sysbench_summary;
 pub mod test_names;
 pub mod workload;

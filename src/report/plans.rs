@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::model::{Column, relative};
+use super::basis::{Column, relative};
 
 /// One statement whose plan differs between the base and one or more
 /// targets (targets with the same new plan share one entry).
@@ -69,7 +69,7 @@ pub fn changes(columns: &[Column<'_>]) -> Vec<PlanChange> {
                 }
                 let who = PlanTarget {
                     target: col.label.to_string(),
-                    column: super::model::column_name(i),
+                    column: super::basis::column_name(i),
                     relative: relative(t.qps, b.qps),
                 };
                 let same = out.iter_mut().find(|(c, s)| {

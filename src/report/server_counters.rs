@@ -11,8 +11,8 @@
 
 use serde::Serialize;
 
+use super::basis::{Column, relative};
 use super::cost::per_what;
-use super::model::{Column, relative};
 use crate::record::server_counters::{COUNTERS, CounterDef, CounterKind};
 use crate::record::{Phase, ServerCounters};
 use crate::store::StepRecord;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::model::Column;
+use super::basis::Column;
 
 /// One shard of one step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -66,78 +66,4 @@ pub fn build(columns: &[Column<'_>]) -> Vec<ShardedStep> {
         }
     }
     out
-}
-
-/// The Markdown table of `steps` (nothing when there are none).
-pub fn markdown(o: &mut String, steps: &[ShardedStep]) {
-    use std::fmt::Write;
-    if steps.is_empty() {
-        return;
-    }
-    o.push_str("## Client shards\n\n");
-    o.push_str(
-        "Steps whose clients ran as shards (`--client-hosts`): each shard's rate, so an \
-         overloaded client host shows as a shard behind the others. The step's own numbers \
-         are the exact merge of these.\n\n",
-    );
-    o.push_str(
-        "| target | step | shard | host | clients | events | qps | errors | start lag ms |\n",
-    );
-    o.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|\n");
-    for s in steps {
-        for r in &s.shards {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {} | {:.0} | {} | {} |",
-                s.target,
-                s.step,
-                r.shard,
-                r.host,
-                r.threads,
-                r.events,
-                r.qps,
-                r.errors,
-                r.start_lag_ms
-                    .map_or("n/a".to_string(), |l| format!("{l:.1}"))
-            );
-        }
-    }
-    o.push('\n');
-}
-
-/// The HTML section of `steps` (nothing when there are none).
-pub fn html(o: &mut String, steps: &[ShardedStep]) {
-    use super::render::svg::esc;
-    use std::fmt::Write;
-    if steps.is_empty() {
-        return;
-    }
-    o.push_str("<section id=\"shards\"><h2>Client shards</h2>\n");
-    o.push_str(
-        "<p class=\"legend\">Steps whose clients ran as shards (--client-hosts): each shard's \
-         rate, so an overloaded client host shows as a shard behind the others. The step's own \
-         numbers are the exact merge of these.</p>\n<table><tr><th class=\"l\">target</th>\
-         <th class=\"l\">step</th><th>shard</th><th class=\"l\">host</th><th>clients</th>\
-         <th>events</th><th>qps</th><th>errors</th><th>start lag ms</th></tr>\n",
-    );
-    for s in steps {
-        for r in &s.shards {
-            let _ = writeln!(
-                o,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td>\
-                 <td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td></tr>",
-                esc(&s.target),
-                esc(&s.step),
-                r.shard,
-                esc(&r.host),
-                r.threads,
-                r.events,
-                r.qps,
-                r.errors,
-                r.start_lag_ms
-                    .map_or("n/a".to_string(), |l| format!("{l:.1}"))
-            );
-        }
-    }
-    o.push_str("</table></section>\n");
 }

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::model::Column;
+use super::basis::Column;
 use super::server_counters::{ServerRow, Shown, row};
 use crate::record::DiskRates;
 use crate::store::StepRecord;

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::model::{Column, relative};
+use super::basis::{Column, relative};
 use crate::store::StepRecord;
 
 /// A later count must beat a point's QPS by more than this fraction for

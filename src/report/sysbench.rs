@@ -8,8 +8,9 @@
 
 use serde::Serialize;
 
+use super::basis::{Band, Column, ReportOptions, relative};
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
-use super::model::{Band, Column, ReportOptions, relative};
+pub use super::sysbench_cell::{Cell, Step};
 use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
@@ -78,70 +79,6 @@ impl TestRow {
     }
 }
 
-/// One test on one target. With several repetitions the numbers are
-/// medians over them and the relative values carry their interval.
-#[derive(Clone, Debug, Serialize)]
-pub struct Cell {
-    pub qps: f64,
-    pub tps: f64,
-    /// Repetitions measured (comparable ones: ran to their end).
-    pub n: u32,
-    /// The 95 % interval on `relative` (`None` for the base, or when it
-    /// cannot be computed).
-    pub interval: Option<Interval>,
-    /// What the interval says: `faster`, `slower`, `no difference`,
-    /// `unknown` (`None` for the base).
-    pub verdict: Option<&'static str>,
-    /// `ok`, `errors`, `interrupted` or `failed`.
-    pub status: &'static str,
-    pub errors: u64,
-    /// Event latency percentiles, µs (medians over repetitions; `max_us`
-    /// the largest of any repetition).
-    pub p50_us: u64,
-    pub p95_us: u64,
-    pub p99_us: u64,
-    pub max_us: u64,
-    /// QPS / base QPS; `None` for the base and when either step did not
-    /// run to its end.
-    pub relative: Option<f64>,
-    pub band: Option<Band>,
-    /// Per-query costs, aligned with [`SysbenchSection::cost_columns`].
-    pub cost: Vec<Option<f64>>,
-    /// A workload file's transactions by name and its retries and
-    /// failures by error class, summed over repetitions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workload: Option<serde_json::Value>,
-    /// Each cost / the base's cost; `None` where both are too small to
-    /// compare (below [`CostColumn::floor`]).
-    pub cost_relative: Vec<Option<f64>>,
-    /// With `--chain`: QPS against the target before this one (the
-    /// previous column), as an interval and verdict; `None` for the first
-    /// two columns (the second's previous is the base) and without it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vs_previous: Option<Step>,
-    /// The interval on each cost ratio (from repetitions).
-    pub cost_interval: Vec<Option<Interval>>,
-    /// What each cost interval says: `higher`, `lower`, `no difference`,
-    /// `unknown`.
-    pub cost_verdict: Vec<Option<&'static str>>,
-}
-
-/// One target against another on one test.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Step {
-    /// Its QPS over the other's.
-    pub relative: f64,
-    pub interval: Option<Interval>,
-    pub verdict: &'static str,
-}
-
-impl Cell {
-    /// Whether the cell needs a mark: errors, or the step did not finish.
-    pub fn flagged(&self) -> bool {
-        self.status != "ok" || self.errors > 0
-    }
-}
-
 /// Whether a step's QPS can be compared: it ran to its end (errors are
 /// flagged, not excluded).
 fn comparable(s: &StepRecord) -> bool {
@@ -153,7 +90,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     let mut names: Vec<(String, Group)> = Vec::new();
     for c in columns {
         for s in &c.target.steps {
-            if (s.info.reported || super::model::is_pre(&s.info.name))
+            if (s.info.reported || super::basis::is_pre(&s.info.name))
                 && (s.info.suite == "sysbench" || s.info.suite == "workload")
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
@@ -203,7 +140,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
                     .collect();
                 let mut summary = summarize(
                     columns[i].label,
-                    &super::model::column_name(i),
+                    &super::basis::column_name(i),
                     &changes,
                     opts.within_bp,
                 );

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
+use super::basis::round2;
 use super::format;
-use super::model::round2;
-use super::sysbench::Cell;
+use super::sysbench_cell::Cell;
 use crate::stats::{Method, Verdict, VerdictCounts};
 
 /// How one target compares with the base over a group.

@@ -3,7 +3,7 @@
 //! range), the seeds' order within a group, and `.pre` runs placed just
 //! before their post-write twins.
 
-use super::model::{TestOrder, is_pre};
+use super::basis::{TestOrder, is_pre};
 
 /// A stored step name split into its parts: `read-only.pre_range=10` is
 /// (`read-only`, `.pre`, Some(10)).

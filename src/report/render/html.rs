@@ -12,13 +12,8 @@ use anyhow::Result;
 use super::Renderer;
 
 use super::svg::esc;
-use crate::report::context::{
-    common_by_family, no_differences, setting_cell, settings_legend, shared_by,
-};
-use crate::report::format::{bp, host_line, rel, secs};
-use crate::report::model::{Band, Report};
-use crate::report::plans::word_diff;
-use crate::report::sysbench::basis_points;
+use crate::report::model::Report;
+use crate::report::sections::server;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -85,28 +80,40 @@ pub fn render(r: &Report) -> String {
         }
         o.push_str("</ul></div>\n");
     }
-    context(&mut o, r);
+    crate::report::document::html::write(&mut o, &[crate::report::sections::context::section(r)]);
     if let Some(s) = &r.sweep {
-        super::sweep::html(&mut o, r, s);
+        crate::report::document::html::write(&mut o, &[crate::report::sections::sweep::section(s)]);
     }
     if let Some(s) = &r.sysbench {
-        super::html_sysbench::section(&mut o, r, s);
+        crate::report::document::html::write(
+            &mut o,
+            &[crate::report::sections::sysbench::section(r, s)],
+        );
     }
-    super::chain::html(&mut o, r);
+    if let Some(chain) = crate::report::sections::chain::section(r) {
+        crate::report::document::html::write(&mut o, &[chain]);
+    }
     if let Some(s) = &r.ibench {
-        super::html_ibench::section(&mut o, r, s);
+        crate::report::document::html::write(
+            &mut o,
+            &[crate::report::sections::ibench::section(r, s)],
+        );
     }
     if let Some(s) = &r.server {
-        super::html_server::section(&mut o, r, s);
+        crate::report::document::html::write(&mut o, &[server::counters(r, s)]);
     }
     if let Some(s) = &r.profiles {
         super::html_profile::section(&mut o, r, s);
     }
     if !r.storage.is_empty() {
-        super::html_server::storage(&mut o, r, &r.storage);
+        crate::report::document::html::write(&mut o, &[server::storage(r, &r.storage)]);
     }
-    crate::report::shards::html(&mut o, &r.shards);
-    plans(&mut o, r);
+    if let Some(shards) = crate::report::sections::shards::section(&r.shards) {
+        crate::report::document::html::write(&mut o, &[shards]);
+    }
+    if let Some(plans) = crate::report::sections::plans::section(r) {
+        crate::report::document::html::write(&mut o, &[plans]);
+    }
     o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");
     o
@@ -119,286 +126,4 @@ impl Renderer for Html {
     fn render(&self, report: &Report) -> Result<String> {
         Ok(render(report))
     }
-}
-
-/// A table from a header and rows of (class, html) cells.
-pub(super) fn table(
-    o: &mut String,
-    class: &str,
-    header: &[String],
-    rows: &[Vec<(String, String)>],
-) {
-    table_tagged(o, class, header, rows, &[]);
-}
-
-/// [`table`] with a `data-test` tag per row (the filter's hook); `tags`
-/// may be shorter than `rows`.
-pub(super) fn table_tagged(
-    o: &mut String,
-    class: &str,
-    header: &[String],
-    rows: &[Vec<(String, String)>],
-    tags: &[String],
-) {
-    let _ = write!(o, "<table class=\"{class}\"><thead><tr>");
-    for (i, h) in header.iter().enumerate() {
-        // A header aligns like its column's text.
-        let left = i == 0
-            || rows
-                .first()
-                .and_then(|r| r.get(i))
-                .is_some_and(|c| c.0 == "l");
-        let _ = write!(
-            o,
-            "<th{}>{}</th>",
-            if left { " class=\"l\"" } else { "" },
-            h
-        );
-    }
-    o.push_str("</tr></thead><tbody>");
-    for (i, row) in rows.iter().enumerate() {
-        match tags.get(i) {
-            Some(t) => _ = write!(o, "<tr data-test=\"{}\">", esc(t)),
-            None => o.push_str("<tr>"),
-        }
-        for (class, text) in row {
-            if class.is_empty() {
-                let _ = write!(o, "<td>{text}</td>");
-            } else {
-                let _ = write!(o, "<td class=\"{class}\">{text}</td>");
-            }
-        }
-        o.push_str("</tr>");
-    }
-    o.push_str("</tbody></table>\n");
-}
-
-pub(super) fn l(text: &str) -> (String, String) {
-    ("l".into(), esc(text))
-}
-
-pub(super) fn n(text: String) -> (String, String) {
-    (String::new(), esc(&text))
-}
-
-fn context(o: &mut String, r: &Report) {
-    let c = &r.context;
-    o.push_str("<section id=\"context\"><h2>Context</h2>\n");
-    let header: Vec<String> = [
-        "column", "target", "run", "version", "config", "profile", "workload", "steps", "measured",
-    ]
-    .map(String::from)
-    .to_vec();
-    let rows: Vec<Vec<(String, String)>> = r
-        .targets
-        .iter()
-        .zip(&c.targets)
-        .map(|(t, x)| {
-            vec![
-                l(&t.column),
-                l(&t.label),
-                n(t.run_id.to_string()),
-                l(&x.version),
-                l(x.config_name.as_deref().unwrap_or("-")),
-                l(&x.profile),
-                l(&x.workload),
-                n(x.reported_steps.to_string()),
-                n(secs(x.measured_secs)),
-            ]
-        })
-        .collect();
-    table(o, "targets", &header, &rows);
-    for (t, x) in r.targets.iter().zip(&c.targets) {
-        if let Some(build) = &x.build {
-            let _ = writeln!(
-                o,
-                "<p>Build of {} ({}): {}</p>",
-                esc(&t.column),
-                esc(&t.label),
-                esc(build)
-            );
-        }
-    }
-    for (t, x) in r.targets.iter().zip(&c.targets) {
-        if !x.config_text.trim().is_empty() {
-            let _ = writeln!(
-                o,
-                "<details><summary>Configuration file of {} ({})</summary><pre>{}</pre></details>",
-                esc(&t.column),
-                esc(&t.label),
-                esc(x.config_text.trim_end())
-            );
-        }
-    }
-    let mut header: Vec<String> = [
-        "run",
-        "host",
-        "started",
-        "wall time",
-        "status",
-        "tidemark",
-        "command",
-    ]
-    .map(String::from)
-    .to_vec();
-    if c.same_host {
-        header.remove(1);
-        if let Some(run) = c.runs.first() {
-            let _ = writeln!(o, "<p>Host: {}</p>", esc(&host_line(&run.host, false)));
-        }
-    }
-    let rows: Vec<Vec<(String, String)>> = c
-        .runs
-        .iter()
-        .map(|x| {
-            let mut v = vec![
-                n(x.id.to_string()),
-                l(&x.started_at),
-                n(x.wall_secs.map(secs).unwrap_or_else(|| "-".into())),
-                l(&x.status),
-                l(&x.tidemark_version),
-                ("l".into(), format!("<code>{}</code>", esc(&x.command_line))),
-            ];
-            if !c.same_host {
-                v.insert(1, l(&host_line(&x.host, false)));
-            }
-            v
-        })
-        .collect();
-    table(o, "runs", &header, &rows);
-    if c.settings_differ.is_empty() {
-        let _ = writeln!(o, "<p>{}</p>", esc(&no_differences(c)));
-    } else {
-        let _ = writeln!(
-            o,
-            "<h3>Settings that differ between targets</h3><p class=\"legend\">{}.</p>",
-            esc(&capitalised(settings_legend(c)))
-        );
-        let mut header = vec!["setting".to_string()];
-        header.extend(r.targets.iter().map(|t| esc(&t.label)));
-        let rows: Vec<Vec<(String, String)>> = c
-            .settings_differ
-            .iter()
-            .map(|d| {
-                let mut v = vec![l(&d.name)];
-                v.extend(
-                    d.values
-                        .iter()
-                        .zip(&c.targets)
-                        .map(|(x, t)| l(&setting_cell(x, t, d))),
-                );
-                v
-            })
-            .collect();
-        table(o, "settings", &header, &rows);
-    }
-    for (family, shared) in common_by_family(c) {
-        let _ = write!(
-            o,
-            "<details><summary>{} non-default settings {}</summary><pre>",
-            shared.len(),
-            esc(&shared_by(c, family))
-        );
-        for s in shared {
-            let _ = writeln!(o, "{} = {}", esc(&s.name), esc(&s.value));
-        }
-        o.push_str("</pre></details>\n");
-    }
-    o.push_str("</section>\n");
-}
-
-pub(super) fn band_class(b: Option<Band>) -> &'static str {
-    match b {
-        Some(Band::Slower) => "slower",
-        Some(Band::Similar) => "similar",
-        Some(Band::Faster) => "faster",
-        None => "",
-    }
-}
-
-fn plans(o: &mut String, r: &Report) {
-    if r.plan_changes.is_empty() {
-        return;
-    }
-    o.push_str("<section id=\"plans\"><h2>Query plans that changed</h2>\n<p class=\"legend\">Plans are compared without cost estimates and literal numbers; changed lines are shaded and the changed words marked.</p>\n");
-    for p in &r.plan_changes {
-        let who: Vec<String> = p
-            .targets
-            .iter()
-            .map(|t| {
-                format!(
-                    "<b>{}</b> ({}){}",
-                    esc(&t.target),
-                    esc(&t.column),
-                    t.relative
-                        .map(|x| format!(
-                            ", rQPS {} ({} basis points)",
-                            rel(x),
-                            bp(basis_points(x))
-                        ))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3><p>{} (base) vs {}</p><p class=\"stmt\"><code>{}</code></p>",
-            esc(&p.test),
-            esc(&r.base),
-            who.join("; "),
-            esc(&p.statement)
-        );
-        let _ = write!(
-            o,
-            "<table class=\"plan\"><thead><tr><th>{} (base)</th><th>{}</th></tr></thead><tbody>",
-            esc(&r.base),
-            p.targets
-                .iter()
-                .map(|t| format!("{} ({})", esc(&t.target), esc(&t.column)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        for row in &p.rows {
-            let (a, b) = match (&row.base, &row.target, row.changed) {
-                (Some(a), Some(b), true) => {
-                    let (da, db) = word_diff(a, b);
-                    (marked(&da), marked(&db))
-                }
-                (a, b, _) => (
-                    a.as_deref().map(esc).unwrap_or_default(),
-                    b.as_deref().map(esc).unwrap_or_default(),
-                ),
-            };
-            let _ = write!(
-                o,
-                "<tr{}><td>{a}</td><td>{b}</td></tr>",
-                if row.changed { " class=\"chg\"" } else { "" }
-            );
-        }
-        o.push_str("</tbody></table>\n");
-    }
-    o.push_str("</section>\n");
-}
-
-/// Words with `true` wrapped in `<mark>`.
-fn marked(tokens: &[(String, bool)]) -> String {
-    tokens
-        .iter()
-        .map(|(t, m)| {
-            if *m {
-                format!("<mark>{}</mark>", esc(t))
-            } else {
-                esc(t)
-            }
-        })
-        .collect()
-}
-
-/// `text` with its first letter in upper case.
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|f| f.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

@@ -64,12 +64,9 @@ pub(super) fn section(o: &mut String, r: &Report, s: &ProfileSection) {
 }
 
 fn top_table(o: &mut String, r: &Report, step: &ProfileStep) {
-    o.push_str("<table>");
-    super::html_server::header(o, r, &format!("function (self CPU µs {})", step.per));
-    o.push_str("</tr>\n");
-    let rows: Vec<_> = step.top.iter().map(|f| f.as_row()).collect();
-    super::html_server::rows(o, &rows);
-    o.push_str("</table>\n");
+    let title = format!("function (self CPU µs {})", step.per);
+    let table = crate::report::sections::server::top_functions(r, step, &title);
+    crate::report::document::html::table(o, &table);
 }
 
 /// One differential flamegraph per target with a profile, against the

@@ -1,13 +1,13 @@
 //! The first section of the Markdown report: the verdict counts per suite
 //! and group and the largest real changes (or, for one target, its
 //! headline numbers and the command to compare next), from
-//! [`crate::report::overview`].
+//! [`crate::report::overview`], as document tables.
 
 use std::fmt::Write as _;
 
-use super::markdown::table;
+use crate::report::document::{Cell, Column, Row, Table, markdown};
 use crate::report::format::amount;
-use crate::report::model::Report;
+use crate::report::model::{Band, Report};
 use crate::report::overview::{RealChange, build};
 use crate::stats::VerdictCounts;
 
@@ -29,25 +29,31 @@ fn counts(c: &VerdictCounts) -> String {
     }
 }
 
-fn change_rows(list: &[RealChange]) -> Vec<Vec<String>> {
-    list.iter()
+/// The changes: target, test, rQPS (bold when faster, italic when
+/// slower) and the costs that moved with it.
+fn changes(list: &[RealChange]) -> Table {
+    let rows = list
+        .iter()
         .map(|c| {
-            vec![
-                format!("{} ({})", c.column, c.target),
-                format!("{} ({})", c.test, c.title),
-                match c.verdict {
-                    "faster" => format!("**{}**", c.rqps()),
-                    "slower" => format!("_{}_", c.rqps()),
-                    _ => c.rqps(),
-                },
-                if c.moved.is_empty() {
-                    "-".into()
-                } else {
-                    c.moved.join(", ")
-                },
-            ]
+            let band = match c.verdict {
+                "faster" => Some(Band::Faster),
+                "slower" => Some(Band::Slower),
+                _ => None,
+            };
+            Row::new(vec![
+                Cell::text(format!("{} ({})", c.column, c.target)),
+                Cell::text(format!("{} ({})", c.test, c.title)),
+                Cell::ratio(c.relative, c.interval, Some(c.verdict), band),
+                Cell::text(match c.moved.is_empty() {
+                    true => "-".into(),
+                    false => c.moved.join(", "),
+                }),
+            ])
         })
-        .collect()
+        .collect();
+    let mut columns = ["target", "test", "rQPS", "moved with it"].map(Column::text);
+    columns[2].right = true;
+    Table::new("changes", columns.to_vec(), rows)
 }
 
 /// Writes the `## Summary` section.
@@ -57,36 +63,34 @@ pub(super) fn summary(o: &mut String, r: &Report) {
     let min = amount(r.min_effect * 100.0)
         .trim_end_matches(".00")
         .to_string();
+    let table = |o: &mut String, t: Table| markdown::table(o, &t);
     if let Some(h) = &ov.headline {
         let _ = writeln!(
             o,
             "One target, {}: nothing to compare yet. Its numbers, median over each group's tests:\n",
             r.base
         );
-        let header: Vec<String> = [
-            "group",
-            "tests",
-            "median QPS",
-            "median p99 µs",
-            "median host CPU µs/query",
-        ]
-        .map(String::from)
-        .to_vec();
-        let cell = |x: Option<f64>| x.map_or("-".into(), amount);
-        let rows: Vec<Vec<String>> = h
-            .rows
-            .iter()
-            .map(|x| {
-                vec![
-                    x.title.clone(),
-                    x.tests.to_string(),
-                    cell(x.median_qps),
-                    cell(x.median_p99_us),
-                    cell(x.median_cpu_us),
-                ]
-            })
-            .collect();
-        table(o, &header, &[false, true, true, true, true], &rows);
+        let cell = |x: Option<f64>| x.map_or_else(|| Cell::num("-"), Cell::amount);
+        let rows = h.rows.iter().map(|x| {
+            Row::new(vec![
+                Cell::text(&x.title),
+                Cell::count(x.tests),
+                cell(x.median_qps),
+                cell(x.median_p99_us),
+                cell(x.median_cpu_us),
+            ])
+        });
+        let mut columns = vec![Column::text("group")];
+        columns.extend(
+            [
+                "tests",
+                "median QPS",
+                "median p99 µs",
+                "median host CPU µs/query",
+            ]
+            .map(Column::num),
+        );
+        table(o, Table::new("headline", columns, rows.collect()));
         o.push_str(
             "Compare next (OTHER: another target spec; RUN: another stored run):\n\n```sh\n",
         );
@@ -96,36 +100,29 @@ pub(super) fn summary(o: &mut String, r: &Report) {
         o.push_str("```\n\n");
         return;
     }
-    let mut header = vec!["suite: group".to_string(), "tests".to_string()];
-    header.extend(
+    let mut columns = vec![Column::text("suite: group"), Column::num("tests")];
+    columns.extend(
         r.targets[1..]
             .iter()
-            .map(|t| format!("{} ({})", t.column, t.label)),
+            .map(|t| Column::text(format!("{} ({})", t.column, t.label))),
     );
-    let rows: Vec<Vec<String>> = ov
-        .groups
-        .iter()
-        .map(|g| {
-            let mut v = vec![format!("{}: {}", g.suite, g.title), g.tests.to_string()];
-            v.extend(g.counts.iter().map(counts));
-            v
-        })
-        .collect();
-    let mut right = vec![false; header.len()];
-    right[1] = true;
-    table(o, &header, &right, &rows);
+    let rows = ov.groups.iter().map(|g| {
+        let mut v = vec![
+            Cell::text(format!("{}: {}", g.suite, g.title)),
+            Cell::count(g.tests),
+        ];
+        v.extend(g.counts.iter().map(|c| Cell::text(counts(c))));
+        Row::new(v)
+    });
+    table(o, Table::new("verdicts", columns, rows.collect()));
     let _ = writeln!(
         o,
         "Versus base {}: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {min}%; same = no difference; unknown = no interval (too few seconds or repetitions).\n",
         r.base
     );
-    let header: Vec<String> = ["target", "test", "rQPS", "moved with it"]
-        .map(String::from)
-        .to_vec();
-    let right = [false, false, true, false];
     if !ov.changes.is_empty() {
         o.push_str("Largest real changes:\n\n");
-        table(o, &header, &right, &change_rows(&ov.changes));
+        table(o, changes(&ov.changes));
         if ov
             .changes
             .iter()
@@ -141,7 +138,7 @@ pub(super) fn summary(o: &mut String, r: &Report) {
             o,
             "No real change yet: no interval lies wholly beyond ±{min}%. The largest changes below have no interval (too few seconds or repetitions); measure again with longer steps or `--repeat 3` before believing them (~: a cost's point estimate, no interval).\n"
         );
-        table(o, &header, &right, &change_rows(&ov.unverified));
+        table(o, changes(&ov.unverified));
     } else {
         let _ = write!(
             o,

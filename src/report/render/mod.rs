@@ -3,27 +3,20 @@
 //! every format. A new output format is a new file here implementing
 //! [`Renderer`], added to [`ALL`] with its file name.
 //!
-//! [`markdown`] (paste into a post), [`html`] (one self-contained page,
-//! with [`html_ibench`] and [`svg`] charts), [`json`] (the whole model) and
-//! [`csv`] (one row per test and target); [`html_server`], [`html_profile`]
-//! and [`md_server`] draw the server counters, CPU profiles and storage
-//! detail; [`chain`] is the `--chain`
-//! table the Markdown and HTML renderers add.
+//! [`markdown`] (paste into a post) and [`html`] (one self-contained page,
+//! with [`svg`] charts and [`html_profile`] flamegraphs) lay out the
+//! sections of [`crate::report::sections`], which hold the tables once as a
+//! [`crate::report::document`]; [`json`] (the whole model) and [`csv`]
+//! (one row per test and target) write the model itself.
 
-pub mod chain;
 pub mod csv;
 pub mod html;
-pub mod html_ibench;
 pub mod html_nav;
 pub mod html_overview;
 pub mod html_profile;
-pub mod html_server;
-pub mod html_sysbench;
 pub mod json;
 pub mod markdown;
 pub mod markdown_overview;
-pub mod markdown_sysbench;
-pub mod md_server;
 pub mod svg;
 pub mod sweep;
 

@@ -36,7 +36,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// One series of a bar chart: a value (or none) per category.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub color: &'static str,
@@ -47,7 +47,7 @@ pub struct BarSeries {
 }
 
 /// One series of a line chart: (x, y) points.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LineSeries {
     pub name: String,
     pub color: &'static str,

@@ -1,110 +1,11 @@
-//! The concurrency sweep section in Markdown and HTML: per test a table of
-//! QPS, p99 and relative QPS against client connections, and in HTML two
-//! charts with a log-scale connections axis (QPS and p99), one line per
-//! target.
+//! The concurrency sweep's charts on the page: a line chart against
+//! client connections on a log-scale axis (the section itself is
+//! [`crate::report::sections::sweep`]).
 
 use std::fmt::Write as _;
 
-use super::svg::{color, esc};
-use crate::report::format::{amount, rel};
-use crate::report::model::Report;
-use crate::report::sweep::{SweepSection, SweepTest};
-
-/// The table's header and rows: connections, then per target QPS and p99
-/// (and for the others QPS relative to the base at the same count).
-fn rows(t: &SweepTest) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut header = vec!["connections".to_string()];
-    for (i, l) in t.lines.iter().enumerate() {
-        header.push(format!("{} QPS", l.target));
-        header.push(format!("{} p99 µs", l.target));
-        if i > 0 {
-            header.push(format!("{} rel", l.target));
-        }
-    }
-    let rows = t
-        .counts
-        .iter()
-        .enumerate()
-        .map(|(k, n)| {
-            let mut row = vec![n.to_string()];
-            for (i, l) in t.lines.iter().enumerate() {
-                let p = l.points[k].as_ref();
-                row.push(p.map_or("n/a".into(), |p| amount(p.qps)));
-                row.push(p.map_or("n/a".into(), |p| p.p99_us.to_string()));
-                if i > 0 {
-                    row.push(p.and_then(|p| p.relative).map_or("n/a".into(), rel));
-                }
-            }
-            row
-        })
-        .collect();
-    (header, rows)
-}
-
-/// The section in Markdown.
-pub fn markdown(o: &mut String, s: &SweepSection) {
-    o.push_str("## Concurrency sweep\n\n");
-    for line in &s.summary {
-        let _ = writeln!(o, "- {line}");
-    }
-    o.push('\n');
-    for t in &s.tests {
-        let _ = writeln!(o, "### {} against connections\n", t.name);
-        let (header, rows) = rows(t);
-        let _ = writeln!(o, "| {} |", header.join(" | "));
-        let _ = writeln!(o, "|---|{}", "---:|".repeat(header.len().saturating_sub(1)));
-        for r in rows {
-            let _ = writeln!(o, "| {} |", r.join(" | "));
-        }
-        o.push('\n');
-    }
-}
-
-/// The section in HTML: summary, then per test the QPS and p99 charts and
-/// the table.
-pub fn html(o: &mut String, _r: &Report, s: &SweepSection) {
-    o.push_str("<section id=\"sweep\"><h2>Concurrency sweep</h2>\n<ul class=\"summary\">");
-    for line in &s.summary {
-        let _ = write!(o, "<li>{}</li>", esc(line));
-    }
-    o.push_str("</ul>\n");
-    for t in &s.tests {
-        let _ = writeln!(o, "<h3>{} against connections</h3>", esc(&t.name));
-        let series = |f: &dyn Fn(&crate::report::sweep::SweepPoint) -> f64| -> Vec<Series> {
-            t.lines
-                .iter()
-                .enumerate()
-                .map(|(i, l)| Series {
-                    name: l.target.clone(),
-                    color: color(i),
-                    values: l.points.iter().map(|p| p.as_ref().map(f)).collect(),
-                })
-                .collect()
-        };
-        o.push_str("<div class=\"charts\" style=\"display:flex;flex-wrap:wrap;gap:8px\">");
-        o.push_str(&log_x_chart(
-            &format!("{}: QPS", t.name),
-            "QPS",
-            &t.counts,
-            &series(&|p| p.qps),
-        ));
-        o.push_str(&log_x_chart(
-            &format!("{}: p99 latency", t.name),
-            "p99 µs",
-            &t.counts,
-            &series(&|p| p.p99_us as f64),
-        ));
-        o.push_str("</div>\n");
-        let (header, rows) = rows(t);
-        let header: Vec<String> = header.iter().map(|h| esc(h)).collect();
-        let rows: Vec<Vec<(String, String)>> = rows
-            .into_iter()
-            .map(|r| r.into_iter().map(|c| (String::new(), esc(&c))).collect())
-            .collect();
-        super::html::table(o, "sweep", &header, &rows);
-    }
-    o.push_str("</section>\n");
-}
+use super::svg::esc;
+use crate::report::format::amount;
 
 /// One target's values at each count (`None`: not measured there).
 pub struct Series {
@@ -237,6 +138,7 @@ fn nice_step(raw: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::render::svg::color;
 
     #[test]
     fn counts_sit_on_a_log_axis_one_marker_per_measured_point() {
