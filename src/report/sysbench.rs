@@ -299,7 +299,7 @@ pub(super) fn band_of(verdict: Verdict) -> Band {
     match verdict {
         Verdict::Higher => Band::Faster,
         Verdict::Lower => Band::Slower,
-        Verdict::NoDifference | Verdict::Unknown => Band::Similar,
+        Verdict::NoDifference | Verdict::Unknown | Verdict::Unverified => Band::Similar,
     }
 }
 

@@ -28,8 +28,9 @@ impl Method {
             Method::PairedT => "t interval on the log ratios of repetitions paired in time",
             Method::WelchT => "Welch t interval on log values of unpaired repetitions",
             Method::BlockBootstrap => {
-                "moving-block bootstrap of per-second rates (within one measurement: \
-                 does not include drift between servers or over time)"
+                "moving-block bootstrap of per-second rates within one measurement, \
+                 blind to drift between servers and over time, so no verdict \
+                 (not verified: repeat with --repeat 3)"
             }
         }
     }
