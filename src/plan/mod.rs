@@ -302,6 +302,20 @@ impl Plan {
             (&p, &tests),
             &ibench,
         )?;
+        if p.slices > 1 {
+            if interleave != interleave::Interleave::Steps {
+                return Err(format!(
+                    "--slices {} alternates targets within each test, which needs them up together: drop --interleave servers (or --slices)",
+                    p.slices
+                ));
+            }
+            if client_hosts.is_some() {
+                return Err(format!(
+                    "--slices {}: a step on --client-hosts shards runs whole; drop --slices or --client-hosts",
+                    p.slices
+                ));
+            }
+        }
         Ok(Plan {
             client_hosts,
             interleave,

@@ -155,6 +155,7 @@ pub(super) fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_eff
             Some(Method::PairedT) => " from repetitions paired in time",
             Some(Method::WelchT) => " from unpaired repetitions",
             Some(Method::BlockBootstrap) => " from per-second rates within one measurement each",
+            Some(Method::PairedSlices) => " from slices paired in time",
             None => "",
         },
         format::amount(min_effect * 100.0).trim_end_matches(".00"),
