@@ -329,10 +329,7 @@ fn context<'a>(
 impl Live {
     /// Its server, label and target row for repetition `r`, borrowed apart
     /// from its tables, and the steps measured before in that repetition.
-    fn parts(
-        &mut self,
-        r: usize,
-    ) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
+    fn parts(&mut self, r: usize) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
         (
             (&mut self.server, &self.label, self.target_ids[r]),
             std::mem::take(&mut self.measured[r]),
