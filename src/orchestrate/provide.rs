@@ -293,14 +293,19 @@ fn validate_sqlite(
 
 /// Label in the seeds' style: DBMS + version digits + config (`pg1518.base`).
 pub fn label_for(prefix: &str, version_number: &str, config: &str) -> String {
-    let digits: String = version_number
+    let numbers = version_number
         .split(|c: char| !c.is_ascii_digit() && c != '.')
         .next()
-        .unwrap_or("")
-        .chars()
-        .filter(char::is_ascii_digit)
-        .collect();
-    format!("{prefix}{digits}.{config}")
+        .unwrap_or("");
+    let digits: String = numbers.chars().filter(char::is_ascii_digit).collect();
+    // A pre-release keeps its stage: 19rc1 is pg19rc1, not pg19.
+    let rest = &version_number[numbers.len()..];
+    let pre = rest
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .filter(|p| crate::server::postgres::install::debian::is_pre_release(p))
+        .unwrap_or("");
+    format!("{prefix}{digits}{pre}.{config}")
 }
 
 /// Where a managed server's files go: under the results dir, one folder per
@@ -497,7 +502,12 @@ mod tests {
     #[test]
     fn labels_follow_the_seeds_style() {
         assert_eq!(label_for("pg", "15.18", "base"), "pg1518.base");
-        assert_eq!(label_for("pg", "18beta1", "cx10b"), "pg18.cx10b");
+        assert_eq!(label_for("pg", "18beta1", "cx10b"), "pg18beta1.cx10b");
+        assert_eq!(label_for("pg", "19rc1", "base"), "pg19rc1.base");
+        assert_eq!(
+            label_for("mariadb", "10.11.5-MariaDB", "base"),
+            "mariadb10115.base"
+        );
         assert_eq!(label_for("pg", "17.10 (Debian 17.10-1)", "x"), "pg1710.x");
     }
 }
