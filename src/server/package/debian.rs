@@ -186,6 +186,14 @@ impl PrivateApt {
         cmd
     }
 
+    /// Runs `apt-get` or `apt-cache` (`program`) with this configuration
+    /// and `args` in `dir`; returns its output, or the one-line error.
+    pub fn run(&self, program: &str, args: &[&str], dir: &Path) -> Result<Vec<u8>> {
+        let mut cmd = self.command(program, args);
+        cmd.current_dir(dir);
+        run_client(cmd, &format!("{program} {}", args.first().unwrap_or(&"")))
+    }
+
     /// The candidate of `package` in [`SUITES`], `None` when no suite has it.
     pub fn show(&self, package: &str) -> Result<Option<IndexEntry>> {
         let out = self
