@@ -219,6 +219,12 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
+    /// A hard memory limit around each managed server (a memory cgroup,
+    /// page cache included: 512MiB, 2GiB); a server process that outgrows
+    /// it is killed by the kernel and the step says so. (`--sizing
+    /// io-bound` limits only the page cache and never kills.)
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     #[command(flatten)]
     pub workload: workload_args::WorkloadArgs,
 }
@@ -316,6 +322,7 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
+            memory_limit: self.memory_limit.clone(),
             workload: self.workload.workload.clone(),
             workload_params: self.workload.workload_params.clone(),
             max_tries: self.workload.max_tries,

@@ -429,6 +429,10 @@ fn open(
             stopped: false,
         }),
         Err(e) => {
+            let e = match server.memory_note() {
+                Some(note) => anyhow::anyhow!("{e:#}; {note}"),
+                None => e,
+            };
             for &id in &target_ids {
                 store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
             }

@@ -359,9 +359,17 @@ pub fn io_bound_mechanism(plan: &Plan) -> Option<String> {
         .any(|t| matches!(t.spec, TargetSpec::ManagedPostgres { .. }))
     {
         parts.push(match crate::server::cgroup::available() {
+            Ok("v2") => format!(
+                "managed PostgreSQL runs in a memory cgroup v2 with memory.high = {} MiB: the page \
+                 cache above it is reclaimed, so data beyond the buffer pool is read from storage, \
+                 and the server is never killed for memory",
+                limit >> 20
+            ),
             Ok(version) => format!(
-                "managed PostgreSQL runs in a memory cgroup {version} of {} MiB (shared_buffers, \
-                 backends and page cache), so data beyond the buffer pool is read from storage",
+                "managed PostgreSQL runs in a memory cgroup {version} of {} MiB with the OOM killer \
+                 off: the page cache is reclaimed at the limit, so data beyond the buffer pool is \
+                 read from storage, and the limit is raised (and counted) while the server's own \
+                 memory needs more, so it is never killed",
                 limit >> 20
             ),
             Err(why) => format!(
@@ -413,9 +421,11 @@ pub fn provide(
                 dbname: "tidemark".to_string(),
                 start_timeout: Duration::from_secs(120),
             })?;
-            if let Some(limit) = io_bound_limit(plan) {
-                // What applied (or why nothing could) is in the target's facts.
-                let _ = server.limit_memory(limit);
+            // What applied (or why nothing could) is in the target's facts.
+            if let Some(limit) = plan.memory_limit {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            } else if let Some(limit) = io_bound_limit(plan) {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Soft);
             }
             let mut label = match target.allocator {
                 Some(a) => label_for("pg", &bins.version, &format!("{config_name}+{}", a.name())),
@@ -465,7 +475,10 @@ pub fn provide(
                 ));
             }
             opts.charset = plan.mysql_charset.clone();
-            let server = ManagedMysql::start(opts)?;
+            let mut server = ManagedMysql::start(opts)?;
+            if let Some(limit) = plan.memory_limit {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            }
             let label = match target.allocator {
                 Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),
                 None => label_for(prefix, &bins.version, &config),

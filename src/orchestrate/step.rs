@@ -245,6 +245,13 @@ impl StepContext<'_> {
             profile_plan,
             profiler,
         } = measuring;
+        let mut result = result;
+        if result.status == StepStatus::Failed
+            && let Some(note) = self.server.memory_note()
+        {
+            let said = result.failure.take().unwrap_or_default();
+            result.failure = Some(format!("{said}; {note}"));
+        }
         let connector = self.server.connector();
         let sampled = match sampler {
             Ok(s) => s.stop(),
