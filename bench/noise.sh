@@ -46,7 +46,7 @@ for i, t in enumerate(cols[1:], start=1):
                 continue
             cells += 1
             v = c["verdict"]
-            if v != "no difference":
+            if v in ("faster", "slower"):
                 flagged.setdefault(v, []).append(f'{test["name"]} {c["relative"]:.2f}')
             iv = c.get("interval")
             if iv:

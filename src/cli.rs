@@ -219,6 +219,12 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
+    /// A hard memory limit around each managed server (a memory cgroup,
+    /// page cache included: 512MiB, 2GiB); a server process that outgrows
+    /// it is killed by the kernel and the step says so. (`--sizing
+    /// io-bound` limits only the page cache and never kills.)
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     #[command(flatten)]
     pub workload: workload_args::WorkloadArgs,
 }
@@ -264,6 +270,11 @@ pub struct ReportArgs {
     /// pg16 vs pg15, pg17 vs pg16…), not only with the base.
     #[arg(long)]
     pub chain: bool,
+    /// A CI gate: exit with code 3, naming each cell, when a compared
+    /// cell's verdict is slower, faster, or either (any); `not verified`
+    /// and `no difference` pass. junit.xml counts these cells as failures.
+    #[arg(long, value_name = "RULE")]
+    pub fail_on: Option<String>,
 }
 
 impl RunArgs {
@@ -311,6 +322,7 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
+            memory_limit: self.memory_limit.clone(),
             workload: self.workload.workload.clone(),
             workload_params: self.workload.workload_params.clone(),
             max_tries: self.workload.max_tries,
@@ -527,6 +539,12 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
     let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
     let test_order = crate::report::TestOrder::parse(&a.order).map_err(anyhow::Error::msg)?;
+    let fail_on = a
+        .fail_on
+        .as_deref()
+        .map(crate::report::gate::FailOn::parse)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     if !(a.chart_floor >= 0.0 && a.chart_floor < 1.0) {
         anyhow::bail!(
             "--chart-floor {}: pick a relative QPS from 0 up to below 1, e.g. 0.8",
@@ -553,12 +571,43 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let (report, index) =
         crate::report::generate(&store, &a.select, &renames, &opts, a.out.as_deref())?;
     let dir = index.parent().unwrap_or(&index);
+    use crate::report::{ci_formats, gate};
+    let rule = fail_on.unwrap_or(gate::FailOn::Slower);
+    for (name, text) in [
+        ("junit.xml", ci_formats::junit(&report, rule)),
+        ("bencher.json", ci_formats::bencher(&report)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     println!(
-        "report of {} target(s), base {}: {} (also report.md, report.json, report.csv in {})",
+        "report of {} target(s), base {}: {} (also report.md, report.json, report.csv, junit.xml, bencher.json and sections/summary.md in {})",
         report.targets.len(),
         report.base,
         index.display(),
         dir.display()
     );
-    Ok(0)
+    let Some(on) = fail_on else {
+        return Ok(0);
+    };
+    let failing = gate::failing(&report, on);
+    if failing.is_empty() {
+        println!(
+            "gate --fail-on {}: passed ({} compared cells)",
+            a.fail_on.as_deref().unwrap_or_default().trim(),
+            gate::cells(&report).len()
+        );
+        return Ok(0);
+    }
+    for c in &failing {
+        eprintln!("tidemark: gate: {}", c.line());
+    }
+    eprintln!(
+        "tidemark: gate --fail-on {}: {} cell(s) failed (exit {})",
+        a.fail_on.as_deref().unwrap_or_default().trim(),
+        failing.len(),
+        gate::EXIT_GATE
+    );
+    Ok(gate::EXIT_GATE)
 }

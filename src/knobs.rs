@@ -123,6 +123,12 @@ knobs! {
     /// Unmeasured warm-up seconds before each test.
     #[arg(long)]
     WARMUP_SECS warmup_secs: Option<f64> => Sysbench;
+    /// Slices each test's measured time is cut into when targets or
+    /// repetitions are interleaved: the targets take turns slice by slice
+    /// (A B B A …) and the interval comes from the slices' pairs (default:
+    /// one a second, at most 20; 1 = whole steps).
+    #[arg(long)]
+    SLICES slices: Option<u32> => Sysbench;
     /// Seconds of the unreported scan warm-ups.
     #[arg(long)]
     SCAN_WARM_SECS scan_warm_secs: Option<f64> => Sysbench;

@@ -174,3 +174,53 @@ fn a_ctrl_c_or_a_dead_server_under_an_io_bound_step_leaves_no_cgroup() {
         assert!(postgres_pids_mentioning(results).is_empty());
     }
 }
+
+/// A hard `--memory-limit` far below the buffer pool: the kernel kills a
+/// server process during the load, and the failure says so in one line
+/// (the kernel's reason, the limit, how to size the run), stored with the
+/// target; no server or cgroup is left.
+#[test]
+fn a_kernel_oom_kill_of_the_server_is_named_in_one_line() {
+    use common::cli_runs::{export_json, short_run};
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let mut args = short_run(results, "point-query", &[], &["--memory-limit", "24MiB"]);
+    let size = args.iter().position(|a| a == "--table-size").unwrap() + 1;
+    args[size] = "100000".into();
+    let o = run_tidemark(&args);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("killed"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("the kernel killed")
+            && line.contains("out of memory in its memory cgroup")
+            && line.contains("24 MiB")
+            && line.contains("--memory-limit"),
+        "{line}"
+    );
+    let raw = export_json(results);
+    let target = &raw["runs"][0]["targets"][0];
+    assert_eq!(target["status"], "failed");
+    assert!(
+        target["failure"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the kernel killed"),
+        "{target}"
+    );
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+#[test]
+fn a_bad_memory_limit_is_one_line_before_any_server_starts() {
+    let err = common::cli_runs::fails_in_one_line(
+        &["run", "--memory-limit", "5MiB"],
+        &["--memory-limit", "at least 16 MiB"],
+        std::time::Duration::from_secs(10),
+    );
+    assert!(!err.contains("starting"), "{err}");
+}

@@ -68,3 +68,58 @@ fn markdown_of_a_repeated_run_with_the_same_spec_twice() {
     );
     s.bind(|| insta::assert_snapshot!("repeat_markdown", md));
 }
+
+#[test]
+fn an_a_a_run_passes_the_gate_and_its_junit_file_is_well_formed() {
+    let (dir, results) = fixture_copy();
+    let out = dir.path().join("gate");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .args(["report", "--results"])
+        .arg(&results)
+        .arg("-o")
+        .arg(&out)
+        .args(["--fail-on", "any"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("gate --fail-on any: passed"), "{text}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    let r = fixture_report(&results);
+    let cells = tidemark::report::gate::cells(&r);
+    assert!(!cells.is_empty());
+    assert_eq!(junit.matches("<testcase ").count(), cells.len(), "{junit}");
+    assert!(!junit.contains("<failure"), "{junit}");
+    // Well formed: every element opened is closed, in order.
+    let mut open: Vec<String> = Vec::new();
+    for tag in junit.split('<').skip(1) {
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if tag.starts_with('?') {
+            continue;
+        } else if tag.starts_with('/') {
+            assert_eq!(open.pop().as_deref(), Some(name.as_str()), "{junit}");
+        } else if !tag.trim_end().ends_with("/>") {
+            open.push(name);
+        }
+    }
+    assert!(open.is_empty(), "{open:?}");
+    // Every cell in Bencher's shape: benchmark → measure → value.
+    let bencher: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bencher.json")).unwrap()).unwrap();
+    for (name, measures) in bencher.as_object().unwrap() {
+        assert!(name.contains(" ["), "{name}");
+        for (measure, m) in measures.as_object().unwrap() {
+            assert!(["throughput", "relative-throughput"].contains(&measure.as_str()));
+            assert!(m["value"].is_f64(), "{name} {measure}: {m}");
+        }
+    }
+}

@@ -145,6 +145,58 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
     assert!(csv.contains(",slower,paired-t"), "{csv}");
     let md = std::fs::read_to_string(report_dir.join("report.md")).unwrap();
     assert!(md.contains(" ±") && md.contains("paired in time"), "{md}");
+
+    // The CI gate: the planted slowdown fails `--fail-on slower` with exit
+    // 3, one line per slower cell naming the test, target, ratio, interval
+    // and method; `--fail-on faster` passes. junit.xml has one failure per
+    // slower cell, bencher.json each cell's ratio with its interval.
+    let gate_dir = dir.path().join("gate");
+    let gate = |rule: &str| {
+        run_tidemark(&[
+            "report",
+            "--results",
+            results,
+            "-o",
+            gate_dir.to_str().unwrap(),
+            "--fail-on",
+            rule,
+        ])
+    };
+    let o = gate("slower");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("tidemark: gate: "))
+        .collect();
+    assert_eq!(lines.len(), slower, "{err}");
+    assert!(
+        lines.iter().all(|l| l.contains("paired t")
+            && l.contains(":enable_indexscan=off")
+            && l.ends_with("slower")),
+        "{err}"
+    );
+    assert!(err.contains("cell(s) failed (exit 3)"), "{err}");
+    let junit = std::fs::read_to_string(gate_dir.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<failure ").count(), slower, "{junit}");
+    assert!(junit.contains(&format!("failures=\"{slower}\"")), "{junit}");
+    let bencher: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(gate_dir.join("bencher.json")).unwrap())
+            .unwrap();
+    let key = bencher
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|k| k.starts_with("sysbench/point-query_range=100 [") && k.contains("indexscan"))
+        .unwrap()
+        .clone();
+    let rel = &bencher[&key]["relative-throughput"];
+    assert!(rel["lower_value"].as_f64().unwrap() <= rel["value"].as_f64().unwrap());
+    assert!(rel["value"].as_f64().unwrap() <= rel["upper_value"].as_f64().unwrap());
+    assert!(bencher[&key]["throughput"]["value"].as_f64().unwrap() > 0.0);
+    let o = gate("faster");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("gate --fail-on faster: passed"));
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! `tidemark servers build pg --src DIR --build NAME [--patch FILE]…`: a
-//! PostgreSQL source build into the install cache, with a progress bar per
-//! step while `make` runs (its output goes to the log file).
+//! `tidemark servers build pg (--src DIR | --version V) --build NAME
+//! [--patch FILE]…`: a PostgreSQL source build into the install cache, from
+//! a tree on disk or Debian's source package of release V fetched with apt,
+//! with a progress bar per step while `make` runs (its output goes to the
+//! log file).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +22,12 @@ pub struct BuildArgs {
     /// What to build: `pg` (PostgreSQL).
     pub dbms: String,
     /// The source tree (the directory holding `configure`).
+    #[arg(long, required_unless_present = "version", conflicts_with = "version")]
+    pub src: Option<PathBuf>,
+    /// A release whose source tidemark fetches (Debian's source package
+    /// from a newer suite, through apt): 18.6, 17.12, 19beta2.
     #[arg(long)]
-    pub src: PathBuf,
+    pub version: Option<String>,
     /// Named flag set: o2nofp (-O2 -fno-omit-frame-pointer), o3_native_lto, o2.
     #[arg(long, default_value = "o2nofp")]
     pub build: String,
@@ -44,9 +50,15 @@ pub fn build_server(a: &BuildArgs) -> anyhow::Result<i32> {
             a.dbms
         );
     }
+    let flags = build::flag_set(&a.build)?;
+    let src = match (&a.src, &a.version) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(v)) => build::fetch::fetch_source(v, &mut |line| eprintln!("{line}"))?,
+        (None, None) => anyhow::bail!("servers build pg: give --src DIR or --version RELEASE"),
+    };
     let req = BuildRequest {
-        src: a.src.clone(),
-        flags: build::flag_set(&a.build)?,
+        src,
+        flags,
         patches: a.patches.clone(),
         name: a.name.clone(),
         jobs: a

@@ -128,6 +128,20 @@ pub fn run_sysbench(
     'tests: for (seq, point) in cells {
         for repetition in 0..plan.repeat {
             let seed = repetition_seed(plan.sysbench.seed, repetition);
+            if cancelled() {
+                break 'tests;
+            }
+            if run_sliced(
+                plan,
+                store,
+                view,
+                &mut live,
+                &mut out,
+                (seq, point),
+                repetition,
+            )? {
+                continue;
+            }
             for i in order(live.len(), seq + point, repetition) {
                 if cancelled() {
                     break 'tests;
@@ -137,33 +151,14 @@ pub fn run_sysbench(
                     continue;
                 }
                 let r = repetition as usize;
-                let mut ctx = StepContext {
-                    store,
-                    target_id: l.target_ids[r],
-                    label: l.label.clone(),
-                    server: l.server.as_mut(),
-                    view,
-                    rows: Vec::new(),
-                    measured: std::mem::take(&mut l.measured[r]),
-                    devices: plan.devices.clone(),
-                    cpu_profile: plan.cpu_profile,
-                };
-                let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, (seq, point), seed);
-                l.measured[r] = std::mem::take(&mut ctx.measured);
-                out[l.pos].rows.append(&mut ctx.rows);
+                let (target, measured, loaded) = l.parts(r);
+                let mut ctx = context(plan, store, view, target, measured);
+                let result = sysbench::run_test(plan, &mut ctx, loaded, (seq, point), seed);
+                let (kept, mut rows) = (std::mem::take(&mut ctx.measured), ctx.rows);
+                l.measured[r] = kept;
+                out[l.pos].rows.append(&mut rows);
                 if let Err(e) = result {
-                    out[l.pos].failed = true;
-                    view.line(&format!("tidemark: target {}: {e:#}", l.label));
-                    for &id in &l.target_ids {
-                        store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
-                    }
-                    // Stopped now, not at the end: an idle server (its
-                    // checkpoints, vacuum, memory) would weigh on the
-                    // targets still measured beside it.
-                    l.stopped = true;
-                    if let Err(e) = l.server.stop(plan.keep_datadir) {
-                        view.line(&format!("tidemark: target {}: {e:#}", l.label));
-                    }
+                    fail(plan, store, view, l, &mut out[l.pos], &e)?;
                 }
             }
         }
@@ -188,6 +183,182 @@ pub fn run_sysbench(
         }
     }
     Ok(out)
+}
+
+/// Runs test `seq` at sweep point `point`, repetition `repetition`, in
+/// slices on every live target (`--slices`): each target's step is made
+/// ready and its samplers started, then the targets take turns slice by
+/// slice (A B, B A, A B …), each slice a short run of the clients on fresh
+/// connections with the slice's own keys (the same on every target), and
+/// each target's slices are stored as one step listing them. Returns
+/// false, having run nothing, when the cell is not to be sliced: one slice,
+/// clients on shards, or a step an earlier attempt measured (`--resume`).
+fn run_sliced(
+    plan: &Plan,
+    store: &mut Store,
+    view: &ProgressView,
+    live: &mut [Live],
+    out: &mut [PositionOutcome],
+    (seq, point): (usize, usize),
+    repetition: u32,
+) -> anyhow::Result<bool> {
+    let r = repetition as usize;
+    let seed = repetition_seed(plan.sysbench.seed, repetition);
+    let active: Vec<usize> = (0..live.len())
+        .filter(|&i| !out[live[i].pos].failed)
+        .collect();
+    if active.len() < 2 {
+        return Ok(false);
+    }
+    let mut prepared: Vec<(usize, sysbench::PreparedTest)> = Vec::new();
+    for &i in &active {
+        let l = &mut live[i];
+        let (target, measured, loaded) = l.parts(r);
+        let mut ctx = context(plan, store, view, target, measured);
+        let made = sysbench::prepare_test(plan, &mut ctx, loaded, (seq, point), seed);
+        l.measured[r] = ctx.measured;
+        let test = match made {
+            Ok(t) => t,
+            Err(e) => {
+                fail(plan, store, view, l, &mut out[l.pos], &e)?;
+                continue;
+            }
+        };
+        if test.slices() <= 1 || l.measured[r].contains_key(&test.cell_key()) {
+            return Ok(false);
+        }
+        prepared.push((i, test));
+    }
+    let Some(n) = prepared.iter().map(|(_, t)| t.slices()).max() else {
+        return Ok(true);
+    };
+    let mut measuring = Vec::new();
+    for (i, _) in &prepared {
+        let l = &mut live[*i];
+        let (target, measured, _) = l.parts(r);
+        let ctx = context(plan, store, view, target, measured);
+        measuring.push(ctx.begin());
+        l.measured[r] = ctx.measured;
+    }
+    let mut parts: Vec<Vec<(String, crate::runner::StepResult)>> =
+        prepared.iter().map(|_| Vec::new()).collect();
+    let mut stopped = vec![false; prepared.len()];
+    'slices: for k in 0..n {
+        for j in order(prepared.len(), k as usize, 0) {
+            if cancelled() {
+                break 'slices;
+            }
+            if stopped[j] {
+                continue;
+            }
+            let (i, test) = &prepared[j];
+            let slice_plan = test.slice_plan(k, n);
+            let connector = live[*i].server.connector();
+            let m = &mut measuring[j];
+            let mut started_at = None;
+            let result = test
+                .run(
+                    plan,
+                    &slice_plan,
+                    test.slice_seed(k),
+                    connector.as_ref(),
+                    super::cancel_flag(),
+                    &mut |p| {
+                        if !p.warming_up && started_at.is_none() {
+                            started_at = Some(crate::util::time::now_rfc3339());
+                        }
+                        m.progress(p);
+                        view.step(p)
+                    },
+                )
+                .unwrap_or_else(|e| {
+                    crate::runner::StepResult::failed(
+                        slice_plan.threads,
+                        format!("clients could not start: {e}"),
+                    )
+                });
+            m.pause();
+            stopped[j] = result.status == crate::runner::StepStatus::Failed;
+            let started_at = started_at.unwrap_or_else(crate::util::time::now_rfc3339);
+            parts[j].push((started_at, result));
+        }
+    }
+    for ((j, (i, mut test)), m) in prepared.into_iter().enumerate().zip(measuring) {
+        test.mark_sliced(n);
+        let l = &mut live[i];
+        let (target, measured, loaded) = l.parts(r);
+        let mut ctx = context(plan, store, view, target, measured);
+        let stored = test
+            .finish_sliced(plan, &mut ctx, m, std::mem::take(&mut parts[j]))
+            .and_then(|()| sysbench::housekeeping(plan, &mut ctx, loaded, seq));
+        let (kept, mut rows) = (std::mem::take(&mut ctx.measured), ctx.rows);
+        l.measured[r] = kept;
+        out[l.pos].rows.append(&mut rows);
+        if let Err(e) = stored {
+            fail(plan, store, view, l, &mut out[l.pos], &e)?;
+        }
+    }
+    Ok(true)
+}
+
+/// A live target's server, label and target row of one repetition.
+type TargetRef<'a> = (&'a mut Box<dyn TargetServer>, &'a str, i64);
+
+/// The step context of a live target's `server` for repetition `r`, with
+/// the steps `measured` before; the caller puts `ctx.measured` back.
+fn context<'a>(
+    plan: &Plan,
+    store: &'a mut Store,
+    view: &'a ProgressView,
+    (server, label, target_id): TargetRef<'a>,
+    measured: HashMap<String, StepRecord>,
+) -> StepContext<'a> {
+    StepContext {
+        store,
+        target_id,
+        label: label.to_string(),
+        server: server.as_mut(),
+        view,
+        rows: Vec::new(),
+        measured,
+        devices: plan.devices.clone(),
+        cpu_profile: plan.cpu_profile,
+    }
+}
+
+impl Live {
+    /// Its server, label and target row for repetition `r`, borrowed apart
+    /// from its tables, and the steps measured before in that repetition.
+    fn parts(&mut self, r: usize) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
+        (
+            (&mut self.server, &self.label, self.target_ids[r]),
+            std::mem::take(&mut self.measured[r]),
+            &mut self.loaded,
+        )
+    }
+}
+
+/// Marks live target `l` failed with `e` in the store and the outcome,
+/// and stops its server now: an idle server (its checkpoints, vacuum,
+/// memory) would weigh on the targets still measured beside it.
+fn fail(
+    plan: &Plan,
+    store: &mut Store,
+    view: &ProgressView,
+    l: &mut Live,
+    out: &mut PositionOutcome,
+    e: &anyhow::Error,
+) -> anyhow::Result<()> {
+    out.failed = true;
+    view.line(&format!("tidemark: target {}: {e:#}", l.label));
+    for &id in &l.target_ids {
+        store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
+    }
+    l.stopped = true;
+    if let Err(e) = l.server.stop(plan.keep_datadir) {
+        view.line(&format!("tidemark: target {}: {e:#}", l.label));
+    }
+    Ok(())
 }
 
 /// Records the target's rows (one per repetition) and loads its tables.
@@ -258,6 +429,10 @@ fn open(
             stopped: false,
         }),
         Err(e) => {
+            let e = match server.memory_note() {
+                Some(note) => anyhow::anyhow!("{e:#}; {note}"),
+                None => e,
+            };
             for &id in &target_ids {
                 store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
             }

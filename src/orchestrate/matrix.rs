@@ -442,6 +442,12 @@ fn run_cell(
         }),
         Suite::Workload => super::workload::run(plan, &mut ctx),
     };
+    // A load or step that failed because the kernel killed a server
+    // process for memory says so (a step's own failure already does).
+    let outcome = outcome.map_err(|e| match ctx.server.memory_note() {
+        Some(note) if !format!("{e:#}").contains(&note) => anyhow::anyhow!("{e:#}; {note}"),
+        _ => e,
+    });
     let (status, failure) = match &outcome {
         Ok(()) if cancelled() => ("interrupted", None),
         Ok(()) => ("finished", None),

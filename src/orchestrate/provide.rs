@@ -293,14 +293,19 @@ fn validate_sqlite(
 
 /// Label in the seeds' style: DBMS + version digits + config (`pg1518.base`).
 pub fn label_for(prefix: &str, version_number: &str, config: &str) -> String {
-    let digits: String = version_number
+    let numbers = version_number
         .split(|c: char| !c.is_ascii_digit() && c != '.')
         .next()
-        .unwrap_or("")
-        .chars()
-        .filter(char::is_ascii_digit)
-        .collect();
-    format!("{prefix}{digits}.{config}")
+        .unwrap_or("");
+    let digits: String = numbers.chars().filter(char::is_ascii_digit).collect();
+    // A pre-release keeps its stage: 19rc1 is pg19rc1, not pg19.
+    let rest = &version_number[numbers.len()..];
+    let pre = rest
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .filter(|p| crate::server::postgres::install::debian::is_pre_release(p))
+        .unwrap_or("");
+    format!("{prefix}{digits}{pre}.{config}")
 }
 
 /// Where a managed server's files go: under the results dir, one folder per
@@ -354,9 +359,17 @@ pub fn io_bound_mechanism(plan: &Plan) -> Option<String> {
         .any(|t| matches!(t.spec, TargetSpec::ManagedPostgres { .. }))
     {
         parts.push(match crate::server::cgroup::available() {
+            Ok("v2") => format!(
+                "managed PostgreSQL runs in a memory cgroup v2 with memory.high = {} MiB: the page \
+                 cache above it is reclaimed, so data beyond the buffer pool is read from storage, \
+                 and the server is never killed for memory",
+                limit >> 20
+            ),
             Ok(version) => format!(
-                "managed PostgreSQL runs in a memory cgroup {version} of {} MiB (shared_buffers, \
-                 backends and page cache), so data beyond the buffer pool is read from storage",
+                "managed PostgreSQL runs in a memory cgroup {version} of {} MiB with the OOM killer \
+                 off: the page cache is reclaimed at the limit, so data beyond the buffer pool is \
+                 read from storage, and the limit is raised (and counted) while the server's own \
+                 memory needs more, so it is never killed",
                 limit >> 20
             ),
             Err(why) => format!(
@@ -408,9 +421,11 @@ pub fn provide(
                 dbname: "tidemark".to_string(),
                 start_timeout: Duration::from_secs(120),
             })?;
-            if let Some(limit) = io_bound_limit(plan) {
-                // What applied (or why nothing could) is in the target's facts.
-                let _ = server.limit_memory(limit);
+            // What applied (or why nothing could) is in the target's facts.
+            if let Some(limit) = plan.memory_limit {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            } else if let Some(limit) = io_bound_limit(plan) {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Soft);
             }
             let mut label = match target.allocator {
                 Some(a) => label_for("pg", &bins.version, &format!("{config_name}+{}", a.name())),
@@ -460,7 +475,10 @@ pub fn provide(
                 ));
             }
             opts.charset = plan.mysql_charset.clone();
-            let server = ManagedMysql::start(opts)?;
+            let mut server = ManagedMysql::start(opts)?;
+            if let Some(limit) = plan.memory_limit {
+                let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            }
             let label = match target.allocator {
                 Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),
                 None => label_for(prefix, &bins.version, &config),
@@ -497,7 +515,12 @@ mod tests {
     #[test]
     fn labels_follow_the_seeds_style() {
         assert_eq!(label_for("pg", "15.18", "base"), "pg1518.base");
-        assert_eq!(label_for("pg", "18beta1", "cx10b"), "pg18.cx10b");
+        assert_eq!(label_for("pg", "18beta1", "cx10b"), "pg18beta1.cx10b");
+        assert_eq!(label_for("pg", "19rc1", "base"), "pg19rc1.base");
+        assert_eq!(
+            label_for("mariadb", "10.11.5-MariaDB", "base"),
+            "mariadb10115.base"
+        );
         assert_eq!(label_for("pg", "17.10 (Debian 17.10-1)", "x"), "pg1710.x");
     }
 }

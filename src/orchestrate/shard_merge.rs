@@ -63,7 +63,7 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
         }
         cpu += r.client_cpu_secs;
         secs = secs.max(r.secs);
-        let worse = rank(r.step_status()) > rank(status);
+        let worse = r.step_status().severity() > status.severity();
         if worse {
             status = r.step_status();
             failure = r
@@ -134,15 +134,6 @@ fn merge_roles(merged: &mut Vec<RoleResult>, shard: &[RoleResult]) {
 }
 
 /// How bad a status is, for the step's status (the worst shard's).
-fn rank(s: StepStatus) -> u8 {
-    match s {
-        StepStatus::Ok => 0,
-        StepStatus::Errors => 1,
-        StepStatus::Interrupted => 2,
-        StepStatus::Failed => 3,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

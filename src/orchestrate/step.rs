@@ -43,6 +43,55 @@ pub struct StepContext<'a> {
     pub measured: HashMap<String, StepRecord>,
 }
 
+/// A step being measured on one target ([`StepContext::begin`]): its host
+/// sampler, the server's counters, the CPU profile (attached at the first
+/// measured second) and the client counters it started from.
+pub struct Measuring {
+    started_at: String,
+    sampler: std::io::Result<Sampler>,
+    counter_sampler: Result<CounterSampler, String>,
+    counters_before: Vec<(&'static str, u64)>,
+    profile_plan: Option<Result<u32, String>>,
+    profiler: Option<Profiler>,
+}
+
+impl Measuring {
+    /// A second of the clients' run went by: the samplers close it as
+    /// warm-up or measured, and the profile starts at the first measured.
+    pub fn progress(&mut self, p: &Progress<'_>) {
+        let phase = if p.warming_up {
+            Phase::Warmup
+        } else {
+            Phase::Measured
+        };
+        self.tick(phase);
+        if phase == Phase::Measured
+            && let Some(Ok(pid)) = self.profile_plan.take()
+        {
+            match Profiler::start(pid) {
+                Ok(p) => self.profiler = Some(p),
+                Err(e) => self.profile_plan = Some(Err(e)),
+            }
+        }
+    }
+
+    /// The time since the last tick was not this step's measured time
+    /// (another target's slice, a reconnect): the samplers close it as
+    /// warm-up, which no cost per operation counts.
+    pub fn pause(&self) {
+        self.tick(Phase::Warmup);
+    }
+
+    fn tick(&self, phase: Phase) {
+        if let Ok(s) = &self.sampler {
+            s.tick(phase);
+        }
+        if let Ok(c) = &self.counter_sampler {
+            c.tick(phase);
+        }
+    }
+}
+
 /// How a finished step is shown: the text after its name on the progress
 /// line, and the number its summary row carries.
 pub struct StepLine {
@@ -131,42 +180,79 @@ impl StepContext<'_> {
         if let Some(record) = self.measured.remove(&info.cell_key()) {
             return self.keep_measured(seq, total, &record);
         }
+        let mut measuring = self.begin();
         let connector = self.server.connector();
-        let started_at = crate::util::time::now_rfc3339();
         let view = self.view;
-        let sampler = Sampler::start(self.sampler_config());
-        let counter_sampler = match self.server.dialect() {
-            Dialect::Sqlite => Err("embedded SQLite has no server statistics views".to_string()),
-            _ => CounterSampler::start(connector.as_ref()),
-        };
-        let counters_before = self.server.client_counters();
-        // The profile covers the measured interval: perf attaches at its
-        // first second, to the backends the clients already have.
-        let mut profile_plan = self.profile_target();
-        let mut profiler: Option<Profiler> = None;
         let result = run(connector.as_ref(), super::cancel_flag(), &mut |p| {
-            let phase = if p.warming_up {
-                Phase::Warmup
-            } else {
-                Phase::Measured
-            };
-            if let Ok(s) = &sampler {
-                s.tick(phase);
-            }
-            if let Ok(c) = &counter_sampler {
-                c.tick(phase);
-            }
-            if phase == Phase::Measured
-                && let Some(Ok(pid)) = profile_plan.take()
-            {
-                match Profiler::start(pid) {
-                    Ok(p) => profiler = Some(p),
-                    Err(e) => profile_plan = Some(Err(e)),
-                }
-            }
+            measuring.progress(p);
             view.step(p)
         })
         .unwrap_or_else(|e| StepResult::failed(0, format!("clients could not start: {e}")));
+        self.finish(
+            measuring,
+            (seq, total),
+            info,
+            plans,
+            result,
+            describe,
+            per_op,
+        )
+    }
+
+    /// Starts measuring a step on this target: the samplers run from here
+    /// to [`StepContext::finish`], over one run of its clients or several
+    /// slices (`--slices`) with other targets' turns between them.
+    pub fn begin(&self) -> Measuring {
+        let connector = self.server.connector();
+        Measuring {
+            started_at: crate::util::time::now_rfc3339(),
+            sampler: Sampler::start(self.sampler_config()),
+            counter_sampler: match self.server.dialect() {
+                Dialect::Sqlite => {
+                    Err("embedded SQLite has no server statistics views".to_string())
+                }
+                _ => CounterSampler::start(connector.as_ref()),
+            },
+            counters_before: self.server.client_counters(),
+            // The profile covers the measured interval: perf attaches at
+            // its first second, to the backends the clients already have.
+            profile_plan: self.profile_target(),
+            profiler: None,
+        }
+    }
+
+    /// Ends measuring a step begun with [`StepContext::begin`]: stops the
+    /// samplers, divides the host's cost by the rates `per_op` reads from
+    /// `result`, stores the step in one transaction with its plans, prints
+    /// its line (made by `describe`) and returns the result; a failed step
+    /// is an error once stored.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &mut self,
+        measuring: Measuring,
+        (seq, total): (u32, usize),
+        info: &StepInfo,
+        plans: &[(String, String)],
+        result: StepResult,
+        describe: &dyn Fn(&StepResult) -> StepLine,
+        per_op: &dyn Fn(&StepResult) -> OpRates,
+    ) -> anyhow::Result<StepResult> {
+        let Measuring {
+            started_at,
+            sampler,
+            counter_sampler,
+            counters_before,
+            profile_plan,
+            profiler,
+        } = measuring;
+        let mut result = result;
+        if result.status == StepStatus::Failed
+            && let Some(note) = self.server.memory_note()
+        {
+            let said = result.failure.take().unwrap_or_default();
+            result.failure = Some(format!("{said}; {note}"));
+        }
+        let connector = self.server.connector();
         let sampled = match sampler {
             Ok(s) => s.stop(),
             Err(e) => SamplerOutput {

@@ -133,16 +133,179 @@ fn sharding(
     Ok(Some((hosts, target, spec)))
 }
 
-/// Runs test `seq` of the plan once on the context's target at client
-/// count number `point` of the sweep, with key seed `seed`, then its
-/// postwrite housekeeping when it has one.
-pub fn run_test(
+/// The longest warm-up of a slice after the first: the server is warm,
+/// only the slice's new connections are not.
+pub const SLICE_WARMUP: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// One test made ready on one target at one client count: the step as the
+/// store knows it, its EXPLAIN output, its length and clients, and how its
+/// clients run (on shards, multiplexed on event loops, or a thread each).
+pub struct PreparedTest {
+    suite: Sysbench,
+    seq: usize,
+    info: crate::workload::StepInfo,
+    plans: Vec<(String, String)>,
+    step_plan: crate::runner::StepPlan,
+    engine: Engine,
+    /// The cell of `seq` and the sweep point, among the target's steps.
+    position: u32,
+}
+
+/// How a test's clients run.
+enum Engine {
+    Sharded(Box<(ClientHosts, PgConnectOptions, ShardSpec)>),
+    Multiplexed(u32),
+    Threads,
+}
+
+impl PreparedTest {
+    /// Its cell key (the step's name, with the client count in a sweep).
+    pub fn cell_key(&self) -> String {
+        self.info.cell_key()
+    }
+
+    /// Whether its clients run on shards (which cannot be sliced).
+    pub fn sharded(&self) -> bool {
+        matches!(self.engine, Engine::Sharded(_))
+    }
+
+    /// How many slices it is cut into when interleaved: 1 for a step on
+    /// shards or an unreported warm-up, else
+    /// [`SysbenchParams::slices_for`](crate::workload::sysbench::SysbenchParams::slices_for)
+    /// its length.
+    pub fn slices(&self) -> u32 {
+        if self.sharded() || !self.info.reported {
+            return 1;
+        }
+        self.suite
+            .params
+            .slices_for(self.step_plan.duration.as_secs_f64())
+    }
+
+    /// The step plan of slice `k` of `n`: an equal share of the measured
+    /// time; the first keeps the test's warm-up, the others warm their new
+    /// connections for at most [`SLICE_WARMUP`].
+    pub fn slice_plan(&self, k: u32, n: u32) -> crate::runner::StepPlan {
+        let mut p = self.step_plan.clone();
+        p.duration = self.step_plan.duration / n.max(1);
+        if k > 0 {
+            p.warmup = p.warmup.min(SLICE_WARMUP);
+        }
+        p
+    }
+
+    /// Records in the step's parameters that it was measured in `n` slices.
+    pub fn mark_sliced(&mut self, n: u32) {
+        if let Some(params) = self.info.params.as_object_mut() {
+            params.insert("slices".into(), n.into());
+        }
+    }
+
+    /// The key seed of slice `k`: the test's seed itself for the first, a
+    /// derivative for the others (the same on
+    /// every target, so paired slices draw the same keys).
+    pub fn slice_seed(&self, k: u32) -> u64 {
+        let seed = self.suite.params.seed;
+        if k == 0 {
+            seed
+        } else {
+            super::interleave::repetition_seed(seed.rotate_left(17), k)
+        }
+    }
+
+    /// Runs the clients once over `step_plan` with key seed `seed`.
+    pub fn run(
+        &self,
+        plan: &Plan,
+        step_plan: &crate::runner::StepPlan,
+        seed: u64,
+        conn: &dyn Connector,
+        cancel: &std::sync::atomic::AtomicBool,
+        progress: &mut dyn FnMut(&crate::runner::Progress<'_>),
+    ) -> Result<crate::runner::StepResult, crate::db::DbError> {
+        let mut params = self.suite.params.clone();
+        params.seed = seed;
+        let suite = Sysbench {
+            params,
+            dialect: self.suite.dialect,
+        };
+        let test = &plan.tests[self.seq];
+        match &self.engine {
+            Engine::Sharded(s) => {
+                let (hosts, target, spec) = s.as_ref();
+                let store = plan.input.store.as_deref().unwrap_or_default();
+                let span = Some((step_plan.warmup, step_plan.duration));
+                shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
+            }
+            Engine::Multiplexed(loops) => mux::run_step_mux(
+                step_plan,
+                conn,
+                &|client| suite.mux_client(test, client).expect("a single-read test"),
+                cancel,
+                progress,
+                *loops,
+            ),
+            Engine::Threads => run_step(
+                step_plan,
+                conn,
+                &|client| suite.client(test, client),
+                cancel,
+                progress,
+            ),
+        }
+    }
+
+    /// Measures the test whole on the context's target and stores it (an
+    /// earlier attempt's step is kept).
+    pub fn measure(&self, plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
+        let seed = self.suite.params.seed;
+        ctx.measure(
+            self.position,
+            step_count(plan),
+            &self.info,
+            &self.plans,
+            |conn, cancel, progress| self.run(plan, &self.step_plan, seed, conn, cancel, progress),
+        )?;
+        Ok(())
+    }
+
+    /// Stores the test measured in `slices` (each with the time its
+    /// measured interval began) as one step.
+    pub fn finish_sliced(
+        &self,
+        plan: &Plan,
+        ctx: &mut StepContext<'_>,
+        measuring: super::step::Measuring,
+        slices: Vec<(String, crate::runner::StepResult)>,
+    ) -> anyhow::Result<()> {
+        let threads = self.step_plan.threads;
+        let result = crate::record::slices::join(slices).unwrap_or_else(|| {
+            crate::runner::StepResult::failed(threads, "interrupted before its first slice")
+        });
+        ctx.finish(
+            measuring,
+            (self.position, step_count(plan)),
+            &self.info,
+            &self.plans,
+            result,
+            &super::step::qps_line,
+            &|r| crate::metrics::summary::OpRates::queries(r.qps()),
+        )?;
+        Ok(())
+    }
+}
+
+/// Makes test `seq` ready on the context's target at client count number
+/// `point` of the sweep, with key seed `seed`: resets the binary log,
+/// EXPLAINs its statements (once per test, not for a step measured
+/// before), and chooses how its clients run.
+pub fn prepare_test(
     plan: &Plan,
     ctx: &mut StepContext<'_>,
     loaded: &mut Loaded,
     (seq, point): (usize, usize),
     seed: u64,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<PreparedTest> {
     let dialect = ctx.server.dialect();
     let mut params = plan.sysbench.clone();
     params.seed = seed;
@@ -167,47 +330,57 @@ pub fn run_test(
         suite.explain(test, loaded.admin()?)
     };
     let step_plan = suite.step_plan(test, &label);
-    let sharded = sharding(plan, ctx, &suite, test, &label)?;
-    let multiplexed = sharded.is_none()
-        && p.mux_from > 0
-        && threads >= p.mux_from
-        && suite.mux_client(test, 0).is_some()
-        && ctx.server.connector().multiplexes();
-    let loops = mux::loops_for(threads);
-    if multiplexed && let Some(params) = info.params.as_object_mut() {
-        params.insert("client_loops".into(), loops.into());
-    }
-    ctx.measure(
-        (seq * points(plan) + point) as u32,
-        step_count(plan),
-        &info,
-        &plans,
-        |conn, cancel, progress| {
-            if let Some((hosts, target, spec)) = &sharded {
-                let store = plan.input.store.as_deref().unwrap_or_default();
-                let span = Some((step_plan.warmup, step_plan.duration));
-                shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
-            } else if multiplexed {
-                mux::run_step_mux(
-                    &step_plan,
-                    conn,
-                    &|client| suite.mux_client(test, client).expect("a single-read test"),
-                    cancel,
-                    progress,
-                    loops,
-                )
-            } else {
-                run_step(
-                    &step_plan,
-                    conn,
-                    &|client| suite.client(test, client),
-                    cancel,
-                    progress,
-                )
+    let engine = match sharding(plan, ctx, &suite, test, &label)? {
+        Some(s) => Engine::Sharded(Box::new(s)),
+        None if p.mux_from > 0
+            && threads >= p.mux_from
+            && suite.mux_client(test, 0).is_some()
+            && ctx.server.connector().multiplexes() =>
+        {
+            let loops = mux::loops_for(threads);
+            if let Some(params) = info.params.as_object_mut() {
+                params.insert("client_loops".into(), loops.into());
             }
-        },
-    )?;
-    if test.after == After::Postwrite && !cancelled() {
+            Engine::Multiplexed(loops)
+        }
+        None => Engine::Threads,
+    };
+    Ok(PreparedTest {
+        suite,
+        seq,
+        info,
+        plans,
+        step_plan,
+        engine,
+        position: (seq * points(plan) + point) as u32,
+    })
+}
+
+/// Runs test `seq` of the plan once on the context's target at client
+/// count number `point` of the sweep, with key seed `seed`, then its
+/// postwrite housekeeping when it has one.
+pub fn run_test(
+    plan: &Plan,
+    ctx: &mut StepContext<'_>,
+    loaded: &mut Loaded,
+    (seq, point): (usize, usize),
+    seed: u64,
+) -> anyhow::Result<()> {
+    prepare_test(plan, ctx, loaded, (seq, point), seed)?.measure(plan, ctx)?;
+    housekeeping(plan, ctx, loaded, seq)
+}
+
+/// The postwrite housekeeping after test `seq` when it calls for it
+/// (analyze, flush, a wait scaled to the tables' size).
+pub fn housekeeping(
+    plan: &Plan,
+    ctx: &mut StepContext<'_>,
+    loaded: &mut Loaded,
+    seq: usize,
+) -> anyhow::Result<()> {
+    let p = &plan.sysbench;
+    let label = ctx.label.clone();
+    if plan.tests[seq].after == After::Postwrite && !cancelled() {
         let budget = load::postwrite_budget(u64::from(p.tables) * p.table_size, p.postwrite_scale);
         ctx.view.phase(
             &format!(

@@ -142,7 +142,10 @@ pub fn from_plan(
     } else {
         u32::MAX
     };
-    let specs: Vec<TargetSpec> = targets.iter().map(|t| t.spec.clone()).collect();
+    let specs: Vec<(&TargetSpec, &str)> = targets
+        .iter()
+        .map(|t| (&t.spec, t.spec_text.as_str()))
+        .collect();
     let ib = suite
         .runs_ibench()
         .then_some((ibench.clients, ibench.one_table));
@@ -158,7 +161,7 @@ pub fn from_plan(
 pub fn check(
     hosts: &ClientHosts,
     store: Option<&str>,
-    targets: &[TargetSpec],
+    targets: &[(&TargetSpec, &str)],
     ibench: Option<(u32, bool)>,
     min_threads: u32,
 ) -> Result<(), String> {
@@ -172,13 +175,13 @@ pub fn check(
             );
         }
     }
-    if let Some(t) = targets
+    if let Some((_, typed)) = targets
         .iter()
-        .find(|t| !matches!(t, TargetSpec::ExternalPostgres { .. }))
+        .find(|(spec, _)| !matches!(spec, TargetSpec::ExternalPostgres { .. }))
     {
         return Err(format!(
             "--client-hosts: target {} is not a postgres:// URL; shards reach only external PostgreSQL targets so far (start the server yourself and pass its URL)",
-            target_text(t)
+            crate::util::redact::redact_url_passwords(typed)
         ));
     }
     match ibench {
@@ -201,15 +204,6 @@ pub fn check(
         ));
     }
     Ok(())
-}
-
-fn target_text(t: &TargetSpec) -> String {
-    match t {
-        TargetSpec::ExternalPostgres { url } | TargetSpec::ExternalMysql { url } => {
-            crate::util::redact::redact_url_passwords(url)
-        }
-        other => format!("{other:?}"),
-    }
 }
 
 #[cfg(test)]
@@ -257,9 +251,10 @@ mod tests {
     #[test]
     fn needs_a_postgres_store_and_url_targets() {
         let hosts = ClientHosts::Local(2);
-        let pg = [TargetSpec::ExternalPostgres {
+        let pg_spec = TargetSpec::ExternalPostgres {
             url: "postgres://u:secret@h/db".into(),
-        }];
+        };
+        let pg = [(&pg_spec, "postgres://u:secret@h/db")];
         let store = Some("postgres://s@h/db");
         assert!(check(&hosts, store, &pg, None, 4).is_ok());
         assert!(check(&hosts, store, &pg, Some((2, false)), 4).is_ok());
@@ -271,10 +266,24 @@ mod tests {
         assert!(e.contains("only 1"), "{e}");
         let e = check(&hosts, store, &pg, Some((4, true)), 4).unwrap_err();
         assert!(e.contains("one table"), "{e}");
-        let my = [TargetSpec::ExternalMysql {
+        let my_spec = TargetSpec::ExternalMysql {
             url: "mysql://u:secret@h/db".into(),
-        }];
-        let e = check(&hosts, store, &my, None, 4).unwrap_err();
+        };
+        let e = check(
+            &hosts,
+            store,
+            &[(&my_spec, "mysql://u:secret@h/db")],
+            None,
+            4,
+        )
+        .unwrap_err();
         assert!(!e.contains("secret"), "{e}");
+        // A managed target is named as the user typed it, not as a Rust value.
+        let managed = TargetSpec::parse("pg@system").unwrap();
+        let e = check(&hosts, store, &[(&managed, "pg@system")], None, 4).unwrap_err();
+        assert!(
+            e.starts_with("--client-hosts: target pg@system is not"),
+            "{e}"
+        );
     }
 }

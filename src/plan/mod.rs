@@ -79,6 +79,9 @@ pub struct Plan {
     pub devices: Vec<String>,
     /// Profile the server's CPU during each step (`--cpu-profile`).
     pub cpu_profile: bool,
+    /// `--memory-limit`: a hard memory cgroup limit around each managed
+    /// server, bytes.
+    pub memory_limit: Option<u64>,
     /// The checked workload file of `--workload` (suite `workload`).
     pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
@@ -140,6 +143,9 @@ pub struct PlanInput {
     pub devices: Vec<String>,
     /// `--cpu-profile`: profile the server during each step.
     pub cpu_profile: bool,
+    /// `--memory-limit` as given (`512MiB`, `1GiB`, `96` MiB).
+    #[serde(default)]
+    pub memory_limit: Option<String>,
     /// `--workload`: a workload file's path or a shipped name (tpcb-like).
     pub workload: Option<String>,
     /// `--workload-param NAME=VALUE`: overrides of the file's params.
@@ -150,6 +156,30 @@ pub struct PlanInput {
     pub rate: Option<f64>,
     /// `--client-hosts` as given.
     pub client_hosts: Option<String>,
+}
+
+/// Parses `--memory-limit`: a size in MiB (`96`), or with a unit (`96MiB`,
+/// `1GiB`, `512M`, `2G`); at least 16 MiB.
+pub fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => 0,
+    };
+    let bytes = number
+        .parse::<u64>()
+        .ok()
+        .filter(|_| shift > 0)
+        .map(|n| n << shift);
+    match bytes {
+        Some(b) if b >= 16 << 20 => Ok(b),
+        _ => Err(format!(
+            "--memory-limit {text:?}: give a size of at least 16 MiB, e.g. 512MiB or 2GiB"
+        )),
+    }
 }
 
 /// The default target: a PostgreSQL server tidemark starts from the
@@ -293,6 +323,16 @@ impl Plan {
         };
         let server_cpus = cpus(&input.server_cpus, "--server-cpus")?;
         let client_cpus = cpus(&input.client_cpus, "--client-cpus")?;
+        let memory_limit = input
+            .memory_limit
+            .as_deref()
+            .map(parse_memory_limit)
+            .transpose()?;
+        if memory_limit.is_some()
+            && let Err(why) = crate::server::cgroup::available()
+        {
+            return Err(format!("--memory-limit needs a memory cgroup: {why}"));
+        }
         let client_hosts = client_hosts::from_plan(
             input.client_hosts.as_deref(),
             &input.results_dir,
@@ -302,6 +342,20 @@ impl Plan {
             (&p, &tests),
             &ibench,
         )?;
+        if p.slices > 1 {
+            if interleave != interleave::Interleave::Steps {
+                return Err(format!(
+                    "--slices {} alternates targets within each test, which needs them up together: drop --interleave servers (or --slices)",
+                    p.slices
+                ));
+            }
+            if client_hosts.is_some() {
+                return Err(format!(
+                    "--slices {}: a step on --client-hosts shards runs whole; drop --slices or --client-hosts",
+                    p.slices
+                ));
+            }
+        }
         Ok(Plan {
             client_hosts,
             interleave,
@@ -310,6 +364,7 @@ impl Plan {
             client_cpus,
             devices,
             cpu_profile: input.cpu_profile,
+            memory_limit,
             workload,
             suite,
             profile,

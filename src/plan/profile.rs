@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::knobs::Overrides;
 use crate::knobs::{Applies, ThreadCounts};
 use crate::workload::ibench::IbenchParams;
-use crate::workload::sysbench::{DEFAULT_MUX_FROM, SysbenchParams};
+use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams};
 
 /// The benchmark suites tidemark can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,6 +158,7 @@ impl Profile {
                 read_secs: 5.0,
                 write_secs: 5.0,
                 warmup_secs: 1.0,
+                slices: 0,
                 scan_warm_secs: 5.0,
                 postwrite_scale: 0.05,
                 seed: 1,
@@ -170,6 +171,7 @@ impl Profile {
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
+                slices: 0,
                 scan_warm_secs: 60.0,
                 postwrite_scale: 1.0,
                 seed: 1,
@@ -182,6 +184,7 @@ impl Profile {
                 read_secs: 600.0,
                 write_secs: 900.0,
                 warmup_secs: 5.0,
+                slices: 0,
                 scan_warm_secs: 60.0,
                 postwrite_scale: 1.0,
                 seed: 1,
@@ -217,6 +220,19 @@ pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<Sysbenc
     }
     if !(p.warmup_secs >= 0.0 && p.warmup_secs.is_finite()) {
         return Err("--warmup-secs must be zero or a positive number of seconds".into());
+    }
+    if p.slices > 0 {
+        let shortest = p.read_secs.min(p.write_secs);
+        let most = (shortest / MIN_SLICE_SECS).floor().max(1.0) as u32;
+        if p.slices > most {
+            return Err(format!(
+                "--slices {} cuts {shortest} s tests into slices of {:.2} s: give --slices {most} or fewer (slices of at least {MIN_SLICE_SECS} s), or longer --read-secs/--write-secs",
+                p.slices,
+                shortest / f64::from(p.slices)
+            ));
+        }
+    } else if o.slices == Some(0) {
+        return Err("--slices must be at least 1 (1: whole steps, no slices)".into());
     }
     if !(p.postwrite_scale >= 0.0 && p.postwrite_scale.is_finite()) {
         return Err("--postwrite-scale must be zero or a positive factor".into());
@@ -278,6 +294,7 @@ mod tests {
             read_secs: Some(1.5),
             write_secs: Some(2.5),
             warmup_secs: Some(0.0),
+            slices: Some(3),
             scan_warm_secs: Some(0.5),
             postwrite_scale: Some(0.0),
             seed: Some(7),
@@ -295,10 +312,39 @@ mod tests {
                 read_secs: 1.5,
                 write_secs: 2.5,
                 warmup_secs: 0.0,
+                slices: 3,
                 scan_warm_secs: 0.5,
                 postwrite_scale: 0.0,
                 seed: 7,
             }
+        );
+        // Slices of at least half a second, and at least one.
+        let too_many = Overrides {
+            slices: Some(4),
+            read_secs: Some(1.5),
+            ..Overrides::default()
+        };
+        let e = sysbench_params(Profile::Quick, &too_many).unwrap_err();
+        assert!(
+            e.starts_with(
+                "--slices 4 cuts 1.5 s tests into slices of 0.38 s: give --slices 3 or fewer"
+            ),
+            "{e}"
+        );
+        let zero = Overrides {
+            slices: Some(0),
+            ..Overrides::default()
+        };
+        let e = sysbench_params(Profile::Quick, &zero).unwrap_err();
+        assert!(
+            e.contains("--slices must be at least 1") && !e.contains('\n'),
+            "{e}"
+        );
+        // The default: one a second, at most 20.
+        let p = Profile::Quick.sysbench();
+        assert_eq!(
+            (p.slices_for(5.0), p.slices_for(0.5), p.slices_for(600.0)),
+            (5, 1, 20)
         );
         let p = ibench_params(Suite::Sysbench, Profile::Quick, &o).unwrap();
         assert_eq!((p.clients, p.seed, p.rows_load), (9, 7, 200_000));

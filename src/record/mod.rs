@@ -1,7 +1,8 @@
 //! Every type a run records: how each step ended and what it counted
 //! ([`step`]), which step it was ([`step_info`]), the server each target
 //! ran on ([`target`]), the host ([`host`]) and its cost per operation
-//! ([`host_cost`]), and the Insert Benchmark's derived metrics ([`ibench`]).
+//! ([`host_cost`]), the Insert Benchmark's derived metrics ([`ibench`]),
+//! and the slices a step was measured in ([`slices`]).
 //!
 //! A leaf: it imports nothing of ours. The runner, metrics and workloads
 //! produce these types, the store writes and reads them, and the report
@@ -11,6 +12,7 @@ pub mod host;
 pub mod host_cost;
 pub mod ibench;
 pub mod server_counters;
+pub mod slices;
 pub mod step;
 pub mod step_info;
 pub mod target;

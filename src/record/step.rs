@@ -30,6 +30,17 @@ impl StepStatus {
         }
     }
 
+    /// How bad an ending is (ok 0 … failed 3): a step merged from parts
+    /// (shards, slices) takes its worst part's.
+    pub fn severity(self) -> u8 {
+        match self {
+            StepStatus::Ok => 0,
+            StepStatus::Errors => 1,
+            StepStatus::Interrupted => 2,
+            StepStatus::Failed => 3,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<StepStatus> {
         Some(match s {
             "ok" => StepStatus::Ok,

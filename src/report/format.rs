@@ -58,12 +58,18 @@ pub fn interval_text(iv: &crate::stats::Interval) -> String {
         rel(iv.lo),
         rel(iv.hi),
         iv.n,
-        match iv.method {
-            crate::stats::Method::PairedT => "paired t",
-            crate::stats::Method::WelchT => "Welch t",
-            crate::stats::Method::BlockBootstrap => "block bootstrap",
-        }
+        method_name(iv.method)
     )
+}
+
+/// An interval method's short name: `paired t`, `paired slices`, …
+pub fn method_name(m: crate::stats::Method) -> &'static str {
+    match m {
+        crate::stats::Method::PairedT => "paired t",
+        crate::stats::Method::WelchT => "Welch t",
+        crate::stats::Method::BlockBootstrap => "block bootstrap",
+        crate::stats::Method::PairedSlices => "paired slices",
+    }
 }
 
 /// A change in basis points with its sign: `+3`, `-12`, `0`.

@@ -8,7 +8,7 @@
 use super::basis::Column;
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
-use super::sysbench::{Step, band_of, compare, median};
+use super::sysbench::{Sample, Step, band_of, compare, median};
 use crate::record::StepStatus;
 
 /// The step's headline rate and its per-second series: qps for query
@@ -24,8 +24,8 @@ fn rate_and_seconds(x: &IbenchStepInput) -> Option<(f64, Vec<f64>)> {
     Some((rate, seconds))
 }
 
-/// Per repetition: (repetition, rate, per-second rates) of `step`.
-fn measurements(c: &Column<'_>, step: &str) -> Vec<(u32, f64, Vec<f64>)> {
+/// Per repetition: the rate and per-second rates of `step`.
+fn measurements(c: &Column<'_>, step: &str) -> Vec<Sample> {
     c.repetitions
         .iter()
         .filter_map(|t| {
@@ -37,7 +37,12 @@ fn measurements(c: &Column<'_>, step: &str) -> Vec<(u32, f64, Vec<f64>)> {
                 return None;
             }
             let (rate, seconds) = rate_and_seconds(&input_from_step(s))?;
-            Some((t.repetition, rate, seconds))
+            Some(Sample {
+                repetition: t.repetition,
+                value: rate,
+                seconds,
+                slices: Vec::new(),
+            })
         })
         .collect()
 }
@@ -61,13 +66,13 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
                 continue;
             }
             cell.n = mine.len() as u32;
-            let rates: Vec<f64> = mine.iter().map(|m| m.1).collect();
+            let rates: Vec<f64> = mine.iter().map(|m| m.value).collect();
             cell.value = median(&rates).or(cell.value);
             if chain && t >= 2 {
                 let previous = measurements(&columns[t - 1], step);
                 if !previous.is_empty() {
                     let (iv, v) = compare(&previous, &mine, min_effect);
-                    let prev = median(&previous.iter().map(|m| m.1).collect::<Vec<_>>());
+                    let prev = median(&previous.iter().map(|m| m.value).collect::<Vec<_>>());
                     let ratio = iv
                         .map(|iv| iv.estimate)
                         .or_else(|| Some(cell.value? / prev.filter(|p| *p > 0.0)?));

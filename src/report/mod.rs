@@ -5,16 +5,20 @@
 //! The report reads only the store: [`select`] picks targets from stored
 //! runs, [`model`] computes the comparison once, and the [`render`]ers draw
 //! it as Markdown, one self-contained HTML file, JSON and CSV; [`files`]
-//! writes them. [`history`] follows each test across runs and finds its
+//! writes them; [`gate`] finds the cells a CI rule fails on (`--fail-on`)
+//! and [`ci_formats`] writes them for CI tools (JUnit XML, Bencher JSON).
+//! [`history`] follows each test across runs and finds its
 //! change points ([`history_render`] draws them).
 
 pub mod basis;
+pub mod ci_formats;
 pub mod context;
 pub mod cost;
 pub mod cpu_profile;
 pub mod document;
 pub mod files;
 pub mod format;
+pub mod gate;
 pub mod history;
 pub mod history_render;
 pub mod ibench;

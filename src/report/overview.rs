@@ -130,7 +130,10 @@ pub fn build(r: &Report) -> Overview {
                     let Some(c) = c else { continue };
                     counts[i - 1].add(verdict_of(c.verdict));
                     if let (
-                        Some(v @ ("faster" | "slower" | "unknown" | "no difference")),
+                        Some(
+                            v
+                            @ ("faster" | "slower" | "unknown" | "not verified" | "no difference"),
+                        ),
                         Some(x),
                     ) = (c.verdict, c.relative)
                     {
@@ -167,8 +170,10 @@ pub fn build(r: &Report) -> Overview {
                     continue;
                 }
                 counts[i - 1].add(verdict_of(c.verdict));
-                if let (Some(v @ ("faster" | "slower" | "unknown" | "no difference")), Some(x)) =
-                    (c.verdict, c.relative)
+                if let (
+                    Some(v @ ("faster" | "slower" | "unknown" | "not verified" | "no difference")),
+                    Some(x),
+                ) = (c.verdict, c.relative)
                 {
                     changes.push(RealChange {
                         column: r.targets[i].column.clone(),
@@ -196,8 +201,9 @@ pub fn build(r: &Report) -> Overview {
     let (same, changes): (Vec<RealChange>, Vec<RealChange>) = changes
         .into_iter()
         .partition(|c| c.verdict == "no difference");
-    let (real, unknown): (Vec<RealChange>, Vec<RealChange>) =
-        changes.into_iter().partition(|c| c.verdict != "unknown");
+    let (real, unknown): (Vec<RealChange>, Vec<RealChange>) = changes
+        .into_iter()
+        .partition(|c| !matches!(c.verdict, "unknown" | "not verified"));
     let changes = per_group(&groups, &real);
     let more_changes = real.len() - changes.len();
     let unverified: Vec<RealChange> = if changes.is_empty() {
@@ -240,13 +246,7 @@ fn per_group(groups: &[GroupVerdicts], sorted: &[RealChange]) -> Vec<RealChange>
 }
 
 fn verdict_of(v: Option<&str>) -> crate::stats::Verdict {
-    use crate::stats::Verdict;
-    match v {
-        Some("faster") => Verdict::Higher,
-        Some("slower") => Verdict::Lower,
-        Some("no difference") => Verdict::NoDifference,
-        _ => Verdict::Unknown,
-    }
+    crate::stats::Verdict::parse(v)
 }
 
 /// The cost metrics whose interval says they changed, as the difference

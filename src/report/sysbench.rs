@@ -15,7 +15,7 @@ use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
 };
-use crate::record::{Group, StepStatus};
+use crate::record::{Group, StepStatus, slices};
 use crate::stats::{Interval, Measured, Verdict, ratio_interval, verdict};
 use crate::store::StepRecord;
 
@@ -208,15 +208,25 @@ impl<'a> Measurements<'a> {
     }
 }
 
-/// Per repetition: (repetition, value, per-second values).
-pub(super) type Series = Vec<(u32, f64, Vec<f64>)>;
+/// One repetition of a measure: its value, and its per-second and
+/// per-slice values (empty when not kept or not sliced).
+pub(super) struct Sample {
+    pub repetition: u32,
+    pub value: f64,
+    pub seconds: Vec<f64>,
+    pub slices: Vec<f64>,
+}
 
-fn measured(v: &[(u32, f64, Vec<f64>)]) -> Vec<Measured<'_>> {
+/// A measure's samples, one per repetition.
+pub(super) type Series = Vec<Sample>;
+
+fn measured(v: &[Sample]) -> Vec<Measured<'_>> {
     v.iter()
-        .map(|(r, value, seconds)| Measured {
-            repetition: *r,
-            value: *value,
-            seconds,
+        .map(|x| Measured {
+            repetition: x.repetition,
+            value: x.value,
+            seconds: &x.seconds,
+            slices: &x.slices,
         })
         .collect()
 }
@@ -236,7 +246,7 @@ pub(super) fn band_of(verdict: Verdict) -> Band {
     match verdict {
         Verdict::Higher => Band::Faster,
         Verdict::Lower => Band::Slower,
-        Verdict::NoDifference | Verdict::Unknown => Band::Similar,
+        Verdict::NoDifference | Verdict::Unknown | Verdict::Unverified => Band::Similar,
     }
 }
 
@@ -245,13 +255,28 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
     let qps_of = |m: &Measurements<'_>| -> Series {
         m.steps
             .iter()
-            .map(|(r, s)| (*r, s.qps, qps_series(s)))
+            .map(|(r, s)| Sample {
+                repetition: *r,
+                value: s.qps,
+                seconds: qps_series(s),
+                slices: slices::of_metrics(s.metrics.as_ref())
+                    .iter()
+                    .map(slices::Slice::qps)
+                    .collect(),
+            })
             .collect()
     };
     let cost_of = |m: &Measurements<'_>, k: usize| -> Series {
         m.steps
             .iter()
-            .filter_map(|(r, s)| Some((*r, sysbench_cost(s)[k]?, Vec::new())))
+            .filter_map(|(r, s)| {
+                Some(Sample {
+                    repetition: *r,
+                    value: sysbench_cost(s)[k]?,
+                    seconds: Vec::new(),
+                    slices: Vec::new(),
+                })
+            })
             .collect()
     };
     let base_cost: Option<Vec<Option<f64>>> = base.as_ref().map(|b| {

@@ -124,18 +124,21 @@ pub fn summarize(
 /// in the text how many cells could be flagged by chance alone.
 pub(super) fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_effect: f64) {
     for c in cells {
-        summary.verdicts.add(match c.verdict {
-            Some("faster") => Verdict::Higher,
-            Some("slower") => Verdict::Lower,
-            Some("no difference") => Verdict::NoDifference,
-            _ => Verdict::Unknown,
-        });
+        summary.verdicts.add(Verdict::parse(c.verdict));
     }
     summary.method = majority_method(cells.iter().filter_map(|c| c.interval.map(|i| i.method)));
     if cells.is_empty() {
         return;
     }
     let decided = summary.verdicts.decided();
+    if decided == 0 && summary.verdicts.unverified > 0 {
+        summary.text = format!(
+            "{} (one measurement per side: its interval cannot see drift between servers or over time; repeat with --repeat 3 for verdicts); {}",
+            summary.verdicts.phrase_for_rate(),
+            summary.text
+        );
+        return;
+    }
     if decided == 0 {
         summary.text = format!(
             "{} (no interval: too few seconds or repetitions; use longer steps or --repeat 3); {}",
@@ -152,6 +155,7 @@ pub(super) fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_eff
             Some(Method::PairedT) => " from repetitions paired in time",
             Some(Method::WelchT) => " from unpaired repetitions",
             Some(Method::BlockBootstrap) => " from per-second rates within one measurement each",
+            Some(Method::PairedSlices) => " from slices paired in time",
             None => "",
         },
         format::amount(min_effect * 100.0).trim_end_matches(".00"),

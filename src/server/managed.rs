@@ -174,11 +174,22 @@ impl<F> ManagedServer<F> {
     /// Limits the server's process tree, page cache included, to
     /// `limit_bytes` with a memory cgroup (an IO-bound run); returns what
     /// applied or why nothing could, also recorded in the target's facts.
-    pub fn limit_memory(&mut self, limit_bytes: u64) -> Result<String, String> {
-        let group = super::cgroup::MemoryCgroup::around(self.pid(), limit_bytes);
+    pub fn limit_memory(
+        &mut self,
+        limit_bytes: u64,
+        mode: super::cgroup::Mode,
+    ) -> Result<String, String> {
+        let group = super::cgroup::MemoryCgroup::around(self.pid(), limit_bytes, mode);
         let said = group.as_ref().map(|g| g.describe()).map_err(Clone::clone);
         self.memory_limit = Some(group);
         said
+    }
+
+    /// What the memory cgroup saw that a failure should mention: a kernel
+    /// OOM kill of one of the server's processes (see
+    /// [`super::cgroup::MemoryCgroup::oom_note`]).
+    pub fn memory_note(&self) -> Option<String> {
+        self.memory_limit.as_ref()?.as_ref().ok()?.oom_note()
     }
 }
 
@@ -263,6 +274,10 @@ impl<F: Family> TargetServer for ServerTarget<F> {
 
     fn data_dir(&self) -> Option<PathBuf> {
         self.managed.as_ref().map(|m| m.datadir().to_path_buf())
+    }
+
+    fn memory_note(&self) -> Option<String> {
+        self.managed.as_ref()?.memory_note()
     }
 
     fn stop(&mut self, keep_data: bool) -> Result<()> {

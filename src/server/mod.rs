@@ -52,6 +52,11 @@ pub trait TargetServer {
     fn client_counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Why the server may have failed that it cannot say itself: the
+    /// kernel killed one of its processes for memory in its cgroup.
+    fn memory_note(&self) -> Option<String> {
+        None
+    }
     /// Stops a server tidemark started (nothing for other kinds) and
     /// removes its data directory unless `keep_data`.
     fn stop(&mut self, keep_data: bool) -> anyhow::Result<()>;

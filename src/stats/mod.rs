@@ -3,13 +3,16 @@
 //!
 //! Pure arithmetic on plain numbers, importing nothing of ours, so the
 //! report (and anything else) can use it and unit tests can check it
-//! against hand-computed cases. Three ways to get an interval, chosen by
+//! against hand-computed cases. Four ways to get an interval, chosen by
 //! what was measured ([`Method`]):
 //! - repetitions paired by their index (the interleaved passes of
 //!   `--repeat`, A and B measured next to each other): a t interval on the
 //!   mean of the per-pair log ratios;
 //! - repetitions that cannot be paired: Welch's t interval on the
 //!   difference of mean logs;
+//! - slices paired in time (`--slices`: A and B alternate in short slices
+//!   within each test): a t interval on the mean per-slice log ratio with
+//!   its sample size reduced for the ratios' lag-1 autocorrelation;
 //! - one measurement each: a moving-block bootstrap of the per-second
 //!   series (blocks keep the seconds' autocorrelation), percentile interval
 //!   on the log of the ratio of means.
@@ -26,7 +29,10 @@ mod interval;
 mod verdict;
 
 pub use bootstrap::{block_bootstrap_ratio, block_length};
-pub use interval::{Interval, Measured, Method, paired_ratio, ratio_interval, welch_ratio};
+pub use interval::{
+    Interval, MIN_SLICE_PAIRS, Measured, Method, paired_ratio, ratio_interval, slice_ratio,
+    welch_ratio,
+};
 pub use verdict::{DEFAULT_MIN_EFFECT, Verdict, VerdictCounts, parse_min_effect, verdict};
 
 /// The confidence level of every interval tidemark reports.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::interval::Interval;
+use super::interval::{Interval, Method};
 
 /// The seeds' threshold: a change under 3 % is not worth reporting.
 pub const DEFAULT_MIN_EFFECT: f64 = 0.03;
@@ -21,6 +21,11 @@ pub enum Verdict {
     NoDifference,
     /// No interval could be computed (too few measurements, a zero).
     Unknown,
+    /// An interval exists but cannot carry a verdict: it comes from one
+    /// measurement per side, which cannot see the drift between servers
+    /// and over time (an A/A run of the same command is flagged far more
+    /// often than its level says). Repeat with `--repeat 3`.
+    Unverified,
 }
 
 impl Verdict {
@@ -31,6 +36,19 @@ impl Verdict {
             Verdict::Lower => "slower",
             Verdict::NoDifference => "no difference",
             Verdict::Unknown => "unknown",
+            Verdict::Unverified => NOT_VERIFIED,
+        }
+    }
+
+    /// The verdict a stored or rendered word names (either reading:
+    /// faster/higher, slower/lower); anything else is unknown.
+    pub fn parse(word: Option<&str>) -> Verdict {
+        match word {
+            Some("faster" | "higher") => Verdict::Higher,
+            Some("slower" | "lower") => Verdict::Lower,
+            Some("no difference") => Verdict::NoDifference,
+            Some(NOT_VERIFIED) => Verdict::Unverified,
+            _ => Verdict::Unknown,
         }
     }
 
@@ -41,9 +59,13 @@ impl Verdict {
             Verdict::Lower => "lower",
             Verdict::NoDifference => "no difference",
             Verdict::Unknown => "unknown",
+            Verdict::Unverified => NOT_VERIFIED,
         }
     }
 }
+
+/// The word of [`Verdict::Unverified`] in every output.
+pub const NOT_VERIFIED: &str = "not verified";
 
 /// The verdict of `interval` (none: [`Verdict::Unknown`]) with the minimum
 /// effect `min_effect` (a fraction in (0, 1)).
@@ -51,6 +73,9 @@ pub fn verdict(interval: Option<&Interval>, min_effect: f64) -> Verdict {
     let Some(iv) = interval else {
         return Verdict::Unknown;
     };
+    if iv.method == Method::BlockBootstrap {
+        return Verdict::Unverified;
+    }
     if iv.lo > 1.0 && iv.estimate >= 1.0 + min_effect {
         Verdict::Higher
     } else if iv.hi < 1.0 && iv.estimate <= 1.0 - min_effect {
@@ -83,6 +108,8 @@ pub struct VerdictCounts {
     pub lower: u32,
     pub no_difference: u32,
     pub unknown: u32,
+    /// Cells measured once per side: an interval, no verdict.
+    pub unverified: u32,
 }
 
 impl VerdictCounts {
@@ -93,6 +120,7 @@ impl VerdictCounts {
             Verdict::Lower => self.lower += 1,
             Verdict::NoDifference => self.no_difference += 1,
             Verdict::Unknown => self.unknown += 1,
+            Verdict::Unverified => self.unverified += 1,
         }
     }
 
@@ -109,6 +137,7 @@ impl VerdictCounts {
             (self.higher, "faster"),
             (self.no_difference, "no difference"),
             (self.unknown, "unknown"),
+            (self.unverified, NOT_VERIFIED),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -124,7 +153,6 @@ impl VerdictCounts {
 
 #[cfg(test)]
 mod tests {
-    use super::super::interval::Method;
     use super::*;
 
     fn iv(estimate: f64, lo: f64, hi: f64) -> Interval {
@@ -157,6 +185,32 @@ mod tests {
         assert_eq!(verdict(None, m), Verdict::Unknown);
         assert_eq!(Verdict::Lower.for_rate(), "slower");
         assert_eq!(Verdict::Higher.for_cost(), "higher");
+    }
+
+    #[test]
+    fn one_measurement_per_side_gets_no_verdict() {
+        // A within-measurement interval far from 1 still says nothing:
+        // it cannot see drift between the servers or over time.
+        let one = Interval {
+            method: Method::BlockBootstrap,
+            ..iv(1.34, 1.26, 1.42)
+        };
+        assert_eq!(verdict(Some(&one), DEFAULT_MIN_EFFECT), Verdict::Unverified);
+        assert_eq!(Verdict::Unverified.for_rate(), "not verified");
+        for v in [
+            Verdict::Higher,
+            Verdict::Lower,
+            Verdict::NoDifference,
+            Verdict::Unverified,
+        ] {
+            assert_eq!(Verdict::parse(Some(v.for_rate())), v);
+            assert_eq!(Verdict::parse(Some(v.for_cost())), v);
+        }
+        let mut c = VerdictCounts::default();
+        c.add(Verdict::Unverified);
+        c.add(Verdict::NoDifference);
+        assert_eq!(c.phrase_for_rate(), "1 no difference, 1 not verified");
+        assert_eq!(c.decided(), 1);
     }
 
     #[test]

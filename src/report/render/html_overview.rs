@@ -42,6 +42,12 @@ fn counts_cell(c: &VerdictCounts) -> String {
     if c.unknown > 0 {
         parts.push(format!("<span class=\"vu\">{} unknown</span>", c.unknown));
     }
+    if c.unverified > 0 {
+        parts.push(format!(
+            "<span class=\"vu\">{} not verified</span>",
+            c.unverified
+        ));
+    }
     if parts.is_empty() {
         "-".into()
     } else {
@@ -80,7 +86,7 @@ fn verdicts(o: &mut String, r: &Report, ov: &Overview) {
     o.push_str("</tbody></table>\n");
     let _ = writeln!(
         o,
-        "<p class=\"legend\">vs base <b>{}</b>: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {}%; same = no difference; unknown = too few seconds or repetitions for an interval.</p>",
+        "<p class=\"legend\">vs base <b>{}</b>: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {}%; same = no difference; unknown = too few seconds or repetitions for an interval; not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with <code>--repeat 3</code>).</p>",
         esc(&r.base),
         amount(r.min_effect * 100.0).trim_end_matches(".00")
     );
@@ -97,8 +103,8 @@ fn changes(o: &mut String, r: &Report, ov: &Overview) {
         let _ = writeln!(
             o,
             "<p><b>No real change yet:</b> no interval lies wholly beyond ±{min}%. The largest changes \
-             below have no interval (too few seconds or repetitions): measure again with longer steps \
-             or <code>--repeat 3</code> before believing them (~: a cost's point estimate, no interval).</p>"
+             below have no verdict (one measurement per side, or too few seconds): measure again with \
+             <code>--repeat 3</code> before believing them (~: a cost's point estimate, no interval).</p>"
         );
         &ov.unverified
     } else {

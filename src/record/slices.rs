@@ -1,0 +1,189 @@
+//! A step measured in slices (`--slices N`): its targets take turns in
+//! short slices (A B B A …) while every server stays up, and the slices of
+//! one target add up to its step. Each slice's own counts are kept in the
+//! step's metrics (`slices`), in the order measured, so the report can pair
+//! the slices of two targets that ran one right after the other.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::step::{ClientResult, SecondSample, StepResult};
+
+/// One slice of a step: when it started, how long it measured, what it
+/// counted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slice {
+    /// Its place in the step (0-based), the same on every target.
+    pub index: u32,
+    /// When its measured interval began, as RFC 3339 (the order the
+    /// targets took turns in, from the clock).
+    pub started_at: String,
+    /// Length of its measured interval, seconds.
+    pub secs: f64,
+    pub events: u64,
+    pub statements: u64,
+    pub errors: u64,
+}
+
+impl Slice {
+    /// Statements per second over the slice (sysbench's QPS).
+    pub fn qps(&self) -> f64 {
+        if self.secs > 0.0 {
+            self.statements as f64 / self.secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The step a sequence of slices adds up to: counts, histograms, client
+/// CPU and seconds summed, per-second samples in order, each client's
+/// counts summed (its finish time measured from the first slice's start),
+/// the worst status; the slices listed in the metrics.
+pub fn join(parts: Vec<(String, StepResult)>) -> Option<StepResult> {
+    let mut slices = Vec::with_capacity(parts.len());
+    let mut parts = parts.into_iter();
+    let (first_start, mut step) = parts.next()?;
+    slices.push(slice_of(0, first_start, &step));
+    for (index, (started_at, part)) in (1..).zip(parts) {
+        slices.push(slice_of(index, started_at, &part));
+        let offset = step.secs;
+        let _ = step.histogram.add(&part.histogram);
+        step.counts.add(&part.counts);
+        let sec0 = step.per_second.len() as u32;
+        step.per_second
+            .extend(part.per_second.into_iter().map(|s| SecondSample {
+                sec: sec0 + s.sec,
+                ..s
+            }));
+        for c in part.clients {
+            match step.clients.iter_mut().find(|x| x.client == c.client) {
+                Some(x) => {
+                    x.events += c.events;
+                    x.statements += c.statements;
+                    x.errors += c.errors;
+                    x.finish_secs = offset + c.finish_secs;
+                }
+                None => step.clients.push(ClientResult {
+                    finish_secs: offset + c.finish_secs,
+                    ..c
+                }),
+            }
+        }
+        for e in part.error_samples {
+            if step.error_samples.len() < 5 && !step.error_samples.contains(&e) {
+                step.error_samples.push(e);
+            }
+        }
+        step.client_cpu_secs += part.client_cpu_secs;
+        step.secs += part.secs;
+        if part.status.severity() > step.status.severity() {
+            step.status = part.status;
+            step.failure = part.failure;
+        }
+    }
+    let list = serde_json::to_value(&slices).expect("slices serialize");
+    match &mut step.metrics {
+        Some(Value::Object(m)) => {
+            m.insert("slices".into(), list);
+        }
+        other => *other = Some(serde_json::json!({ "slices": list })),
+    }
+    Some(step)
+}
+
+/// The slices stored in a step's metrics, in the order measured; empty
+/// for a step measured whole.
+pub fn of_metrics(metrics: Option<&Value>) -> Vec<Slice> {
+    metrics
+        .and_then(|m| m.get("slices"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn slice_of(index: u32, started_at: String, r: &StepResult) -> Slice {
+    Slice {
+        index,
+        started_at,
+        secs: r.secs,
+        events: r.counts.events,
+        statements: r.counts.statements,
+        errors: r.counts.errors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::step::{Counts, StepStatus, new_histogram};
+
+    fn part(secs: f64, statements: u64, client_events: &[u64]) -> StepResult {
+        let mut h = new_histogram();
+        h.record(100).unwrap();
+        StepResult {
+            status: StepStatus::Ok,
+            failure: None,
+            secs,
+            threads: client_events.len() as u32,
+            counts: Counts {
+                events: client_events.iter().sum(),
+                statements,
+                ..Counts::default()
+            },
+            error_samples: Vec::new(),
+            histogram: h,
+            per_second: (0..secs as u32)
+                .map(|sec| SecondSample {
+                    sec,
+                    ..SecondSample::default()
+                })
+                .collect(),
+            clients: (0u32..)
+                .zip(client_events)
+                .map(|(client, &events)| ClientResult {
+                    client,
+                    events,
+                    statements: events,
+                    errors: 0,
+                    finish_secs: secs,
+                })
+                .collect(),
+            client_cpu_secs: 0.5,
+            roles: Vec::new(),
+            metrics: None,
+        }
+    }
+
+    #[test]
+    fn slices_add_up_to_the_step_and_stay_listed_in_order() {
+        let step = join(vec![
+            ("t0".into(), part(2.0, 200, &[60, 40])),
+            ("t1".into(), part(1.0, 150, &[70, 80])),
+        ])
+        .unwrap();
+        assert_eq!(step.secs, 3.0);
+        assert_eq!(step.counts.statements, 350);
+        assert_eq!(step.histogram.len(), 2);
+        assert_eq!(step.client_cpu_secs, 1.0);
+        let secs: Vec<u32> = step.per_second.iter().map(|s| s.sec).collect();
+        assert_eq!(secs, [0, 1, 2]);
+        assert_eq!(step.clients[0].events, 130);
+        assert_eq!(step.clients[1].finish_secs, 3.0);
+        let slices = of_metrics(step.metrics.as_ref());
+        assert_eq!(slices.len(), 2);
+        assert_eq!((slices[0].qps(), slices[1].qps()), (100.0, 150.0));
+        assert_eq!(slices[1].started_at, "t1");
+        assert!(join(Vec::new()).is_none());
+        assert!(of_metrics(None).is_empty());
+    }
+
+    #[test]
+    fn the_worst_slice_sets_the_status() {
+        let mut bad = part(1.0, 10, &[10]);
+        bad.status = StepStatus::Failed;
+        bad.failure = Some("server gone".into());
+        let step = join(vec![("a".into(), part(1.0, 10, &[10])), ("b".into(), bad)]).unwrap();
+        assert_eq!(step.status, StepStatus::Failed);
+        assert_eq!(step.failure.as_deref(), Some("server gone"));
+    }
+}

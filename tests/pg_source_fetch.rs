@@ -1,0 +1,61 @@
+//! `servers build pg --version RELEASE` fetches Debian's source package of
+//! that release from a newer suite through a private apt, unpacks its
+//! upstream tarball once into the cache and notes where it came from (the
+//! build record's source); a release no suite has is one line naming the
+//! ones that exist. (The build itself is tests/pg_build.rs's; building a
+//! second major here would cost CI several minutes.)
+
+mod common;
+
+use common::*;
+
+const CACHE: &str = "/tmp/tidemark-test-cache";
+
+#[test]
+fn a_release_source_is_fetched_once_and_says_where_it_came_from() {
+    let _serial = serial();
+    // SAFETY: this test binary runs this one test alone on its thread set;
+    // nothing else reads the environment concurrently.
+    unsafe { std::env::set_var("TIDEMARK_CACHE", CACHE) };
+    let mut said = Vec::new();
+    let dir = tidemark::server::postgres::build::fetch::fetch_source("18.6", &mut |l| {
+        said.push(l.to_string())
+    })
+    .unwrap();
+    assert!(dir.ends_with("postgresql-18.6"), "{}", dir.display());
+    let configure = std::fs::read_to_string(dir.join("configure")).unwrap();
+    assert!(configure.contains("PACKAGE_VERSION='18.6'"));
+    let note = std::fs::read_to_string(dir.join(".tidemark-source")).unwrap();
+    assert!(
+        note.starts_with("Debian source package postgresql-18 18.6") && note.contains("sha256 "),
+        "{note}"
+    );
+    // Fetched once: the second call finds it and says nothing.
+    let mut again = Vec::new();
+    let same = tidemark::server::postgres::build::fetch::fetch_source("18.6", &mut |l| {
+        again.push(l.to_string())
+    })
+    .unwrap();
+    assert_eq!(same, dir);
+    assert!(again.is_empty(), "{again:?}");
+    // No scratch directory is left beside it.
+    let left: Vec<_> = std::fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let o = tidemark()
+        .env("TIDEMARK_CACHE", CACHE)
+        .args(["servers", "build", "pg", "--version", "18.5"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no Debian suite has the source of PostgreSQL 18.5") && err.contains("18.6"),
+        "{err}"
+    );
+}

@@ -1,0 +1,173 @@
+//! `--slices` on real servers: two managed PostgreSQL targets take turns
+//! slice by slice within each test (A B B A …), as each server's own log
+//! shows (its client sessions' start times, from `log_connections` and
+//! `log_disconnections`); each stored step lists its slices, which add up
+//! to the step; the report's interval comes from the slices' pairs and
+//! says so. Bad values of `--slices` fail in one line before any server
+//! starts.
+
+mod common;
+
+use std::time::Duration;
+
+use common::cli_runs::{export_json, fails_in_one_line, report_json};
+use common::*;
+
+/// One client session a server logged: when it connected (ms since the
+/// epoch, from the log's `%n` prefix) and how long it lasted (seconds).
+fn sessions(log: &str) -> Vec<(f64, f64)> {
+    let mut started: std::collections::HashMap<String, f64> = Default::default();
+    let mut out = Vec::new();
+    for line in log.lines() {
+        // "%n [%p] " prefix: epoch seconds with milliseconds, then the pid.
+        let mut words = line.split_whitespace();
+        let (Some(at), Some(pid)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(at) = at.parse::<f64>() else { continue };
+        if line.contains("connection received") {
+            started.insert(pid.to_string(), at);
+        } else if let Some(rest) = line.split("disconnection: session time: ").nth(1) {
+            let time = rest.split_whitespace().next().unwrap_or_default();
+            let parts: Vec<f64> = time.split(':').filter_map(|p| p.parse().ok()).collect();
+            if parts.len() == 3
+                && let Some(&from) = started.get(pid)
+            {
+                out.push((from, parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = run_tidemark(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--results",
+        results,
+        "--tests",
+        "point-query",
+        "--table-size",
+        "5000",
+        "--read-secs",
+        "4",
+        "--warmup-secs",
+        "0.5",
+        "--slices",
+        "4",
+        "--seed",
+        "5",
+        "-c",
+        "log_connections=on",
+        "-c",
+        "log_disconnections=on",
+        "-c",
+        "log_line_prefix=%n [%p] ",
+        "--target",
+        "pg@system",
+        "--target",
+        "pg@system",
+    ]);
+    assert_success(&out);
+
+    // Stored: each target's step lists 4 slices of about 1 s that add up
+    // to it, and its parameters say it was sliced.
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    let mut starts = Vec::new();
+    for (pos, t) in targets.iter().enumerate() {
+        let step = &t["steps"][0];
+        assert_eq!(step["name"], "point-query_range=100");
+        assert_eq!(step["params"]["slices"], 4, "{step}");
+        let slices = step["metrics"]["slices"].as_array().unwrap();
+        assert_eq!(slices.len(), 4, "{step}");
+        let statements: u64 = slices
+            .iter()
+            .map(|s| s["statements"].as_u64().unwrap())
+            .sum();
+        assert_eq!(statements, step["statements"].as_u64().unwrap());
+        let secs: f64 = slices.iter().map(|s| s["secs"].as_f64().unwrap()).sum();
+        assert!((secs - step["secs"].as_f64().unwrap()).abs() < 1e-6);
+        for s in slices {
+            let len = s["secs"].as_f64().unwrap();
+            assert!((0.9..1.5).contains(&len), "a slice of {len} s");
+            starts.push((s["started_at"].as_str().unwrap().to_string(), pos));
+        }
+    }
+    // In the order the client started them: A B B A A B B A.
+    starts.sort();
+    let order: Vec<usize> = starts.iter().map(|(_, p)| *p).collect();
+    assert_eq!(order, [0, 1, 1, 0, 0, 1, 1, 0], "{starts:?}");
+
+    // From the servers' side: each server's client sessions (one client
+    // connection per slice, about a second each: the admin, sampler and
+    // size connections are far shorter or span the whole step) interleave
+    // in the same order.
+    let mut seen = Vec::new();
+    for (pos, t) in targets.iter().enumerate() {
+        let log_path = t["extra"]["log"].as_str().unwrap();
+        let log = std::fs::read_to_string(log_path).unwrap();
+        let slice_sessions: Vec<f64> = sessions(&log)
+            .into_iter()
+            .filter(|(_, secs)| (0.9..2.5).contains(secs))
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(slice_sessions.len(), 4, "server {pos}: {log}");
+        seen.extend(slice_sessions.into_iter().map(|at| (at, pos)));
+    }
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let server_order: Vec<usize> = seen.iter().map(|(_, p)| *p).collect();
+    assert_eq!(server_order, order, "{seen:?}");
+
+    // The report's interval pairs the slices and says so.
+    let report = report_json(results, &dir.path().join("report"));
+    let cell = &report["sysbench"]["groups"][0]["tests"][0]["cells"][1];
+    assert_eq!(cell["interval"]["method"], "paired-slices", "{cell}");
+    assert_eq!(cell["interval"]["n"], 4, "{cell}");
+    assert_ne!(cell["verdict"], "not verified", "{cell}");
+    assert!(
+        report["interval_method"]
+            .as_str()
+            .unwrap()
+            .contains("slices paired in time")
+    );
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+#[test]
+fn bad_slice_counts_fail_in_one_line_before_any_server_starts() {
+    let within = Duration::from_secs(10);
+    fails_in_one_line(
+        &["run", "--slices", "0"],
+        &["--slices must be at least 1"],
+        within,
+    );
+    fails_in_one_line(
+        &["run", "--slices", "30", "--read-secs", "5"],
+        &["--slices 30", "give --slices 10 or fewer"],
+        within,
+    );
+    fails_in_one_line(
+        &[
+            "run",
+            "--slices",
+            "3",
+            "--interleave",
+            "servers",
+            "--target",
+            "pg@system",
+            "--target",
+            "pg@system",
+        ],
+        &["--slices 3", "drop --interleave servers"],
+        within,
+    );
+}
