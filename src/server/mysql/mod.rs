@@ -17,6 +17,7 @@ mod binaries;
 mod config;
 pub mod install;
 pub mod named;
+pub mod oracle;
 pub mod seeds;
 mod target;
 pub mod verify;
@@ -149,7 +150,8 @@ impl ManagedMysql {
             tmpdir: &tmpdir,
         };
         let config_text = compose_config(
-            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
+            bin.flavor,
+            bin.major_minor(),
             &opts.base_config,
             &placement,
             &opts.overrides,
@@ -419,12 +421,7 @@ pub fn check_settings(
     let file = dir.join(OPTION_FILE);
     write_owned(
         &file,
-        &compose_config(
-            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
-            &base,
-            &at,
-            &overrides,
-        ),
+        &compose_config(bin.flavor, bin.major_minor(), &base, &at, &overrides),
         &user,
     )?;
     let result = config::check_config(bin, &user, &file, &checked);
