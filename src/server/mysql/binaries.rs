@@ -129,6 +129,18 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         .output()
         .with_context(|| format!("cannot run {} --version", server.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if parse_version(&text).is_none() {
+        // A server that does not start names the library it lacks.
+        let base = server
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/"));
+        super::install::check_server_libraries(
+            &server,
+            Some(&base.join("lib")),
+            &format!("the build in {}", base.display()),
+        )?;
+    }
     let (flavor, version) = parse_version(&text).with_context(|| {
         format!(
             "cannot tell the version of {} from its --version output {text:?}",

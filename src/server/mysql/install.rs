@@ -383,9 +383,19 @@ pub(super) fn check_libraries(tree: &Path, what: &str) -> Result<bool> {
     let Some(server) = server_program(tree) else {
         bail!("{what} has no bin/mariadbd or bin/mysqld");
     };
+    check_server_libraries(&server, Some(&shipped_libs(tree)), what)
+}
+
+/// [`check_libraries`] for the server program `server`, with the
+/// libraries of `shipped` as the fallback (none: the system's only).
+pub(super) fn check_server_libraries(
+    server: &Path,
+    shipped: Option<&Path>,
+    what: &str,
+) -> Result<bool> {
     let missing = |libs: Option<&Path>| -> Result<Vec<String>> {
         let mut cmd = Command::new("ldd");
-        cmd.arg(&server);
+        cmd.arg(server);
         if let Some(dir) = libs {
             cmd.env("LD_LIBRARY_PATH", dir);
         }
@@ -398,12 +408,16 @@ pub(super) fn check_libraries(tree: &Path, what: &str) -> Result<bool> {
     if alone.is_empty() {
         return Ok(false);
     }
-    let with_shipped = missing(Some(&shipped_libs(tree)))?;
+    let with_shipped = match shipped {
+        Some(dir) => missing(Some(dir))?,
+        None => alone,
+    };
     if with_shipped.is_empty() {
         return Ok(true);
     }
     bail!(
-        "{what} cannot run on this machine: its server needs {}, which neither this system nor          the package provides: {}, or use another version",
+        "{what} cannot run on this machine: its server needs {}, which neither this system nor \
+         its own libraries provide: {}, or use another version",
         with_shipped.join(", "),
         install_hint(&with_shipped)
     )
