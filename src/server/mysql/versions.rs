@@ -4,7 +4,8 @@
 //! function:
 //!
 //! - initialising a data directory: `mariadb-install-db` /
-//!   `mysql_install_db` (MariaDB, MySQL 5.6) or `mysqld
+//!   `mysql_install_db` (MariaDB, MySQL 5.6; a 5.6 build shipping a ready
+//!   data directory copies that instead) or `mysqld
 //!   --initialize-insecure` (MySQL 5.7+);
 //! - the binary log: on by default from MySQL 8.0 only, so only there does
 //!   the option file need `disable_log_bin` (5.7 does not know it);
@@ -214,6 +215,7 @@ mod tests {
             server: "/b/bin/mysqld".into(),
             basedir: "/b".into(),
             install_db: script.map(Into::into),
+            data_template: None,
             flavor,
             version: version.into(),
             version_text: String::new(),
