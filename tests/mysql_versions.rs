@@ -147,6 +147,13 @@ fn three_versions_install_list_and_compare_side_by_side() {
             source.starts_with("installed with ") && source.contains("sha256 "),
             "{source}"
         );
+        // The option file's values as the server runs them: read back
+        // through SHOW GLOBAL VARIABLES (5.6, 5.7) or
+        // performance_schema.variables_info (8.0).
+        let settings = &t["settings"];
+        assert_eq!(settings["innodb_buffer_pool_size"], "268435456", "{full}");
+        let files = settings["secure_file_priv"].as_str().unwrap_or_default();
+        assert!(files.contains("tidemark-mytmp"), "{full}: {settings}");
         let steps = t["steps"].as_array().unwrap();
         assert_eq!(steps.len(), 2, "both tests ran on {full}");
         for s in steps {

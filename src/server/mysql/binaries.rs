@@ -358,6 +358,44 @@ mod tests {
     }
 
     #[test]
+    fn a_mysql_56_build_with_a_ready_data_directory_needs_no_script() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        let server = dir.path().join("bin/mysqld");
+        std::fs::write(
+            &server,
+            "#!/bin/sh\necho \"$0  Ver 5.6.24 for linux-glibc2.5 on x86_64 (MySQL Community \
+             Server (GPL))\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Without a template or a script: the script is missing.
+        let e = find_binaries(Some(dir.path()), Some(Flavor::Mysql))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("has no mariadb-install-db or mysql_install_db"),
+            "{e}"
+        );
+        std::fs::create_dir(dir.path().join(DATA_TEMPLATE)).unwrap();
+        std::fs::write(dir.path().join(DATA_TEMPLATE).join("ibdata1"), b"x").unwrap();
+        let b = find_binaries(Some(dir.path()), Some(Flavor::Mysql)).unwrap();
+        assert_eq!(b.version, "5.6.24");
+        assert_eq!(b.install_db, None);
+        assert_eq!(
+            b.data_template.as_deref(),
+            Some(
+                dir.path()
+                    .canonicalize()
+                    .unwrap()
+                    .join(DATA_TEMPLATE)
+                    .as_path()
+            )
+        );
+    }
+
+    #[test]
     fn a_directory_without_a_server_is_one_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("bin")).unwrap();

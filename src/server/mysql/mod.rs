@@ -241,14 +241,10 @@ impl ManagedMysql {
             root.execute_text(&sql)
                 .map_err(|e| anyhow!("creating tidemark's account and database: {e}"))?;
         }
-        self.lock_accounts(root)?;
-        if self.family.bin.flavor == Flavor::Mysql {
-            // caching_sha2_password lets a TCP client in without TLS only
-            // once the password is cached, which a socket login does.
-            MyConn::connect(&self.socket_options())
-                .map_err(|e| anyhow!("first login of tidemark's account: {e}"))?;
-        }
-        Ok(())
+        // MySQL 8's caching_sha2_password: the first TCP login is its full
+        // authentication (the client encrypts the password with the
+        // server's RSA key), later ones its fast path.
+        self.lock_accounts(root)
     }
 
     /// Only tidemark gets in: anonymous accounts and `root` for other hosts
