@@ -190,8 +190,9 @@ fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
         ),
         "caching_sha2_password"
     );
-    // An empty cache before each login: the full authentication runs, in
-    // clear over the socket and RSA-encrypted over TCP.
+    // An empty cache before each login (FLUSH PRIVILEGES empties it, as a
+    // restart does): the full authentication runs, in clear over the
+    // socket and RSA-encrypted over TCP.
     for (how, opts) in [("tcp", &tcp), ("socket", &socket)] {
         use tidemark::db::Conn;
         root.execute_text("FLUSH PRIVILEGES").unwrap();
