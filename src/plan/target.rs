@@ -143,11 +143,6 @@ impl TargetSpec {
                 }
             ));
         }
-        if flavor == Some(Flavor::Mysql) && matches!(source, BinSource::Version(_)) {
-            return Err(format!(
-                "target '{t}': tidemark installs PostgreSQL and MariaDB versions only: for MySQL use mysql@system (the installed server) or mysql@/path/to/basedir (an unpacked release or a build)"
-            ));
-        }
         Ok(match flavor {
             None => TargetSpec::ManagedPostgres { source, config },
             Some(flavor) => TargetSpec::ManagedMysql {
@@ -368,10 +363,13 @@ mod tests {
                 config: Some("z12a".into())
             }
         );
-        let e = TargetSpec::parse("mysql@5.7").unwrap_err();
-        assert!(
-            e.contains("installs PostgreSQL and MariaDB versions only"),
-            "{e}"
+        assert_eq!(
+            TargetSpec::parse("mysql@5.7").unwrap(),
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::Mysql,
+                source: BinSource::Version("5.7".into()),
+                config: None
+            }
         );
         assert!(matches!(
             TargetSpec::parse("mysql://u:p@127.0.0.1:3306/db").unwrap(),

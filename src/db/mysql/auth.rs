@@ -1,7 +1,9 @@
 //! The connection phase: the server's initial handshake, the client's
 //! handshake response, and the password scrambles of the two common
 //! authentication plugins (`mysql_native_password`, MariaDB's default, and
-//! `caching_sha2_password`, MySQL 8's default).
+//! `caching_sha2_password`, MySQL 8's default), and the password that
+//! plugin's full authentication sends over plain TCP, encrypted with the
+//! server's RSA public key.
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
@@ -174,6 +176,31 @@ pub(super) fn caching_sha2(password: &[u8], nonce: &[u8]) -> Vec<u8> {
     stage1.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect()
 }
 
+/// What `caching_sha2_password`'s full authentication sends over an
+/// unencrypted TCP connection: the password with its closing NUL, XORed
+/// with the nonce (repeated), encrypted with the server's RSA public key
+/// `pem` (a PEM `PUBLIC KEY`) by RSA-OAEP with SHA-1, as the server
+/// decrypts it.
+pub(super) fn rsa_password(password: &[u8], nonce: &[u8], pem: &[u8]) -> Result<Vec<u8>, DbError> {
+    use rsa::pkcs8::DecodePublicKey;
+    let pem = std::str::from_utf8(pem)
+        .map_err(|_| protocol_error("the server's RSA public key is not PEM text"))?;
+    let key = rsa::PublicKey::from_public_key_pem(pem.trim_end_matches('\0'))
+        .map_err(|e| protocol_error(&format!("the server's RSA public key does not parse: {e}")))?;
+    let nonce = &nonce[..nonce.len().min(20)];
+    if nonce.is_empty() {
+        return Err(protocol_error("the server sent an empty nonce"));
+    }
+    let mixed: Vec<u8> = password
+        .iter()
+        .chain(std::iter::once(&0))
+        .zip(nonce.iter().cycle())
+        .map(|(p, n)| p ^ n)
+        .collect();
+    key.oaep_encrypt::<Sha1>(&mixed)
+        .map_err(|e| protocol_error(&format!("encrypting the password for the server: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +224,23 @@ mod tests {
         assert!(native_password(b"", nonce).is_empty());
         assert!(caching_sha2(b"", nonce).is_empty());
         assert!(scramble_for("client_ed25519", b"x", nonce).is_none());
+    }
+
+    #[test]
+    fn the_rsa_password_decrypts_to_the_password_xor_the_nonce() {
+        use rsa::pkcs8::{EncodePublicKey, LineEnding};
+        // A small key keeps the debug build's key generation quick.
+        let private = rsa::PrivateKey::new(&mut rand::rng(), 1024).unwrap();
+        let pem = private
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap();
+        let nonce = b"abcdefghijklmnopqrst";
+        let sent = rsa_password(b"pw", nonce, pem.as_bytes()).unwrap();
+        assert_eq!(sent.len(), 128);
+        let clear = private.oaep_decrypt::<Sha1>(&sent).unwrap();
+        assert_eq!(clear, [b'p' ^ b'a', b'w' ^ b'b', b'c']);
+        assert!(rsa_password(b"pw", nonce, b"-----BEGIN PUBLIC KEY-----\nxx").is_err());
     }
 
     #[test]

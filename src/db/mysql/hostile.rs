@@ -7,8 +7,8 @@ use super::{auth, wire};
 
 /// Splits `bytes` into packets (3-byte length, sequence id, payload); the
 /// first is decoded as the server's handshake, the rest by their first
-/// byte as the client would (OK, ERR, EOF, auth switch, caching_sha2
-/// status, result set header and text rows). Returns how many packets it
+/// byte as the client would (OK, ERR, EOF, auth switch, caching_sha2's
+/// RSA public key, result set header and text rows). Returns how many packets it
 /// decoded. Never panics.
 pub fn decode_server_packets(bytes: &[u8]) -> usize {
     let mut rest = bytes;
@@ -43,6 +43,11 @@ pub fn decode_server_packets(bytes: &[u8]) -> usize {
                 let plugin = String::from_utf8_lossy(r.cstr()).into_owned();
                 let nonce = r.0.strip_suffix(&[0]).unwrap_or(r.0);
                 let _ = auth::scramble_for(&plugin, b"password", nonce);
+            }
+            // caching_sha2_password's answer to a key request: the
+            // server's RSA public key, which the password is sealed with.
+            Some(0x01) if p[1..].starts_with(b"-----BEGIN") => {
+                let _ = auth::rsa_password(b"password", b"abcdefghijklmnopqrst", &p[1..]);
             }
             _ if columns == 0 => {
                 let mut r = wire::Payload(p);

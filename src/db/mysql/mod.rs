@@ -19,9 +19,10 @@
 //! COM_QUERY. The connection character set is pinned twice: in the handshake
 //! and with `SET NAMES` right after login, so no client default can change
 //! it. There is no TLS and no compression; authentication speaks
-//! `mysql_native_password` and `caching_sha2_password` (its full
-//! authentication only over a unix socket, where the password may travel in
-//! clear).
+//! `mysql_native_password` and `caching_sha2_password`, whose full
+//! authentication (the server has not cached the password yet) sends the
+//! password in clear over a unix socket and, over TCP, encrypted with the
+//! RSA public key the server sends on request (RSA-OAEP, the `rsa` crate).
 
 mod auth;
 mod hostile;
@@ -184,6 +185,7 @@ impl MyConn {
         );
         self.send()?;
         let mut plugin = plugin.to_string();
+        let mut nonce = hs.scramble.clone();
         loop {
             let range = self.next_packet()?;
             let p = &self.rbuf[range];
@@ -194,7 +196,7 @@ impl MyConn {
                     // Auth switch: plugin name, then its nonce.
                     let mut r = Payload(&p[1..]);
                     plugin = String::from_utf8_lossy(r.cstr()).into_owned();
-                    let nonce = r.0.strip_suffix(&[0]).unwrap_or(r.0).to_vec();
+                    nonce = r.0.strip_suffix(&[0]).unwrap_or(r.0).to_vec();
                     let reply = auth::scramble_for(&plugin, password, &nonce).ok_or_else(|| {
                         DbError::new(
                             ErrorKind::Other,
@@ -209,21 +211,20 @@ impl MyConn {
                 }
                 Some(0x01) if plugin == "caching_sha2_password" => match p.get(1) {
                     Some(3) => {} // fast authentication succeeded; OK follows
+                    // Full authentication: the password in clear over the
+                    // socket; over TCP encrypted with the server's RSA key,
+                    // which it sends when asked (request 2).
                     Some(4) if self.stream.is_unix() => {
                         let mut clear = password.to_vec();
                         clear.push(0);
                         self.send_auth_data(&clear)?;
                     }
-                    _ => {
-                        return Err(DbError::new(
-                            ErrorKind::Other,
-                            "",
-                            format!(
-                                "the server wants caching_sha2_password full authentication for user {}, which this client does only over a unix socket: add ?socket=/path/to/mysqld.sock to the URL, or log in once with the mysql client so the server caches the password",
-                                opts.user
-                            ),
-                        ));
+                    Some(4) => self.send_auth_data(&[2])?,
+                    _ if p.len() > 1 && p[1..].starts_with(b"-----BEGIN") => {
+                        let sealed = auth::rsa_password(password, &nonce, &p[1..])?;
+                        self.send_auth_data(&sealed)?;
                     }
+                    _ => return Err(protocol_error("unexpected caching_sha2_password packet")),
                 },
                 _ => return Err(protocol_error("unexpected packet during login")),
             }

