@@ -40,11 +40,25 @@ pub fn sysbench_summary(report: &Report) -> String {
     let mut widths = vec![width, col];
     widths.extend((1..labels.len()).flat_map(|_| [col, 12, 13]));
     widths.push(10);
+    let overview = crate::report::overview::build(report);
     for g in &s.groups {
         let _ = writeln!(out, "\n{}", g.title);
         super::table::write(&mut out, &verdict_table(report, g), &widths);
-        for sum in &g.summaries {
-            let _ = writeln!(out, "  {}: {}", sum.target, sum.verdicts.phrase_for_rate());
+        let seen = overview
+            .groups
+            .iter()
+            .find(|o| o.suite == "sysbench" && o.title == g.title);
+        for (i, sum) in g.summaries.iter().enumerate() {
+            let sees = seen
+                .and_then(|o| crate::report::overview::sees(*o.detectable.get(i)?))
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {}: {}{sees}",
+                sum.target,
+                sum.verdicts.phrase_for_rate()
+            );
         }
     }
     if let Some(m) = &report.interval_method {

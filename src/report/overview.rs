@@ -52,6 +52,38 @@ pub struct GroupVerdicts {
     pub tests: usize,
     /// One per target other than the base, aligned with `targets[1..]`.
     pub counts: Vec<VerdictCounts>,
+    /// Per target other than the base: the smallest change this run could
+    /// have called real in the group, the median half-width of its cells'
+    /// intervals (a fraction: 0.04 is ±4 %); `None` when no cell has an
+    /// interval that can carry a verdict.
+    pub detectable: Vec<Option<f64>>,
+}
+
+/// `sees ±4.1%`: what [`GroupVerdicts::detectable`] says, for the first
+/// screen's cells.
+pub fn sees(detectable: Option<f64>) -> Option<String> {
+    detectable.map(|d| format!("sees ±{:.1}%", d * 100.0))
+}
+
+/// The median half-width, as a fraction of the ratio, of the intervals
+/// that can carry a verdict (not the within-measurement bootstrap's).
+fn detectable(intervals: &[Option<crate::stats::Interval>]) -> Option<f64> {
+    let mut hw: Vec<f64> = intervals
+        .iter()
+        .flatten()
+        .filter(|iv| iv.method != crate::stats::Method::BlockBootstrap)
+        .map(|iv| iv.half_width().exp() - 1.0)
+        .collect();
+    if hw.is_empty() {
+        return None;
+    }
+    hw.sort_by(f64::total_cmp);
+    let n = hw.len();
+    Some(if n % 2 == 1 {
+        hw[n / 2]
+    } else {
+        (hw[n / 2 - 1] + hw[n / 2]) / 2.0
+    })
 }
 
 /// A change the interval says is real.
@@ -124,11 +156,13 @@ pub fn build(r: &Report) -> Overview {
         for g in &s.groups {
             let anchor = group_anchor(g.group);
             let mut counts = vec![VerdictCounts::default(); others];
+            let mut intervals: Vec<Vec<Option<crate::stats::Interval>>> = vec![Vec::new(); others];
             for t in &g.tests {
                 let base = t.cells[0].as_ref();
                 for (i, c) in t.cells.iter().enumerate().skip(1) {
                     let Some(c) = c else { continue };
                     counts[i - 1].add(verdict_of(c.verdict));
+                    intervals[i - 1].push(c.interval);
                     if let (
                         Some(
                             v
@@ -159,17 +193,20 @@ pub fn build(r: &Report) -> Overview {
                 anchor,
                 tests: g.tests.len(),
                 counts,
+                detectable: intervals.iter().map(|v| detectable(v)).collect(),
             });
         }
     }
     if let Some(s) = &r.ibench {
         let mut counts = vec![VerdictCounts::default(); others];
+        let mut intervals: Vec<Vec<Option<crate::stats::Interval>>> = vec![Vec::new(); others];
         for (i, row) in s.throughput.iter().enumerate().skip(1) {
             for (step, c) in s.steps.iter().zip(&row.cells) {
                 if c.value.is_none() || i > others {
                     continue;
                 }
                 counts[i - 1].add(verdict_of(c.verdict));
+                intervals[i - 1].push(c.interval);
                 if let (
                     Some(v @ ("faster" | "slower" | "unknown" | "not verified" | "no difference")),
                     Some(x),
@@ -195,6 +232,7 @@ pub fn build(r: &Report) -> Overview {
             anchor: "ibench".into(),
             tests: s.steps.len(),
             counts,
+            detectable: intervals.iter().map(|v| detectable(v)).collect(),
         });
     }
     changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));

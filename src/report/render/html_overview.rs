@@ -78,15 +78,18 @@ fn verdicts(o: &mut String, r: &Report, ov: &Overview) {
             esc(&g.title),
             g.tests
         );
-        for c in &g.counts {
-            let _ = write!(o, "<td class=\"l\">{}</td>", counts_cell(c));
+        for (c, d) in g.counts.iter().zip(&g.detectable) {
+            let sees = crate::report::overview::sees(*d)
+                .map(|s| format!(" <small>{s}</small>"))
+                .unwrap_or_default();
+            let _ = write!(o, "<td class=\"l\">{}{sees}</td>", counts_cell(c));
         }
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table>\n");
     let _ = writeln!(
         o,
-        "<p class=\"legend\">vs base <b>{}</b>: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {}%; same = no difference; unknown = too few seconds or repetitions for an interval; not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with <code>--repeat 3</code>).</p>",
+        "<p class=\"legend\">vs base <b>{}</b>: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {}%; same = no difference; sees ±x% = the median half-width of the group's intervals, the smallest change this run could call real there; unknown = too few seconds or repetitions for an interval; not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with <code>--repeat 3</code>).</p>",
         esc(&r.base),
         amount(r.min_effect * 100.0).trim_end_matches(".00")
     );

@@ -112,13 +112,18 @@ pub(super) fn summary(o: &mut String, r: &Report) {
             Cell::text(format!("{}: {}", g.suite, g.title)),
             Cell::count(g.tests),
         ];
-        v.extend(g.counts.iter().map(|c| Cell::text(counts(c))));
+        v.extend(g.counts.iter().zip(&g.detectable).map(|(c, d)| {
+            Cell::text(match crate::report::overview::sees(*d) {
+                Some(sees) => format!("{} ({sees})", counts(c)),
+                None => counts(c),
+            })
+        }));
         Row::new(v)
     });
     table(o, Table::new("verdicts", columns, rows.collect()));
     let _ = writeln!(
         o,
-        "Versus base {}: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {min}%; same = no difference; unknown = no interval (too few seconds or repetitions); not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with `--repeat 3`).\n",
+        "Versus base {}: slower/faster = the 95 % interval of rQPS lies wholly below/above 1 and the change is at least {min}%; same = no difference; sees ±x% = the median half-width of the group's intervals, the smallest change this run could call real there; unknown = no interval (too few seconds or repetitions); not verified = one measurement per side, whose interval cannot see drift between servers or over time (repeat with `--repeat 3`).\n",
         r.base
     );
     if !ov.changes.is_empty() {
