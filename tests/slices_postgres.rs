@@ -115,12 +115,15 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     for (pos, t) in targets.iter().enumerate() {
         let log_path = t["extra"]["log"].as_str().unwrap();
         let log = std::fs::read_to_string(log_path).unwrap();
-        let slice_sessions: Vec<f64> = sessions(&log)
+        let mut slice_sessions: Vec<f64> = sessions(&log)
             .into_iter()
             .filter(|(_, secs)| (0.9..2.5).contains(secs))
             .map(|(at, _)| at)
             .collect();
-        assert_eq!(slice_sessions.len(), 4, "server {pos}: {log}");
+        // The load's connection may last as long; the slices come last.
+        slice_sessions.sort_by(f64::total_cmp);
+        assert!(slice_sessions.len() >= 4, "server {pos}: {log}");
+        let slice_sessions = slice_sessions.split_off(slice_sessions.len() - 4);
         seen.extend(slice_sessions.into_iter().map(|at| (at, pos)));
     }
     seen.sort_by(|a, b| a.0.total_cmp(&b.0));
