@@ -1,4 +1,4 @@
-//! PostgreSQL 19 (a pre-release today) from a Debian suite newer than this
+//! PostgreSQL 19 (a pre-release today) and MariaDB 11.8 from a Debian suite newer than this
 //! machine's, through a private apt: `pg@19` installs it into the cache on
 //! demand (its own C library and loader beside it, the system's apt
 //! configuration untouched), `servers available` and `servers list` name
@@ -110,4 +110,34 @@ fn a_version_no_client_carries_is_one_line() {
         err.contains("PostgreSQL 42") && err.contains("apt offers no 42"),
         "{err}"
     );
+}
+
+#[test]
+fn mariadb_11_8_from_a_newer_debian_suite_runs_beside_the_system_one() {
+    let _serial = serial();
+    let o = tm(&["servers", "install", "mariadb@11.8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let args = short_run(
+        results,
+        "point-query,update-index",
+        &["mariadb@system", "mariadb@11.8"],
+        &["--suite", "sysbench"],
+    );
+    let o = tidemark()
+        .env("TIDEMARK_CACHE", CACHE)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_success(&o);
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    let new = targets.iter().find(|t| t["position"] == 1).unwrap();
+    assert!(new["label"].as_str().unwrap().starts_with("ma118"), "{new}");
+    for step in new["steps"].as_array().unwrap() {
+        assert_eq!(step["status"], "ok", "{step}");
+    }
+    assert!(mysqld_pids_mentioning(results).is_empty());
 }

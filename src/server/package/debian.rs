@@ -209,10 +209,19 @@ impl PrivateApt {
     /// `package` and the library packages it needs, found through library
     /// packages only (`lib*`, `zlib1g`): what its executables load.
     pub fn library_closure(&self, package: &str) -> Result<Vec<IndexEntry>> {
-        let first = self
-            .show(package)?
-            .with_context(|| format!("no Debian suite ({}) has {package}", SUITES.join(", ")))?;
-        let mut out = vec![first];
+        self.library_closure_of(&[package])
+    }
+
+    /// [`PrivateApt::library_closure`] of several packages (each listed
+    /// first, in order).
+    pub fn library_closure_of(&self, packages: &[&str]) -> Result<Vec<IndexEntry>> {
+        let mut out = Vec::new();
+        for package in packages {
+            out.push(self.show(package)?.with_context(|| {
+                format!("no Debian suite ({}) has {package}", SUITES.join(", "))
+            })?);
+        }
+        let package = packages.first().copied().unwrap_or_default();
         let mut i = 0;
         while i < out.len() {
             for dep in out[i].depends.clone() {
