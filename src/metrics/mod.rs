@@ -11,6 +11,7 @@
 //! "CPU per query went up". [`sizes`] measures the database after each
 //! step; [`cpu_profile`] samples the server's stacks with perf.
 
+pub mod callgrind;
 pub mod cpu_profile;
 pub mod devices;
 pub mod host;

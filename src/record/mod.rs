@@ -1,7 +1,8 @@
 //! Every type a run records: how each step ended and what it counted
 //! ([`step`]), which step it was ([`step_info`]), the server each target
 //! ran on ([`target`]), the host ([`host`]) and its cost per operation
-//! ([`host_cost`]), and the Insert Benchmark's derived metrics ([`ibench`]).
+//! ([`host_cost`]), the Insert Benchmark's derived metrics ([`ibench`]), and
+//! the instructions counted under Valgrind ([`instructions`]).
 //!
 //! A leaf: it imports nothing of ours. The runner, metrics and workloads
 //! produce these types, the store writes and reads them, and the report
@@ -10,6 +11,7 @@
 pub mod host;
 pub mod host_cost;
 pub mod ibench;
+pub mod instructions;
 pub mod server_counters;
 pub mod step;
 pub mod step_info;
@@ -21,6 +23,7 @@ pub use host_cost::{
     HostSecond, OpRates, PerOp, Phase, StepHost,
 };
 pub use ibench::{ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla};
+pub use instructions::{FunctionIr, StepInstructions};
 pub use server_counters::{CounterKind, CounterReading, CpuProfile, ServerCounters};
 pub use step::{
     ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,
