@@ -219,6 +219,14 @@ pub struct RunArgs {
     /// flamegraphs and the top functions per query.
     #[arg(long)]
     pub cpu_profile: bool,
+    /// Count the instructions the server executes per query under
+    /// Valgrind (callgrind) instead of timing it: managed PostgreSQL
+    /// targets, sysbench; each step runs a fixed number of events.
+    #[arg(long)]
+    pub instructions: bool,
+    /// Events (transactions) per step with --instructions (default 1000).
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
     #[command(flatten)]
     pub workload: workload_args::WorkloadArgs,
 }
@@ -311,6 +319,8 @@ impl RunArgs {
             config_set: self.config_set.clone(),
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
+            instructions: self.instructions,
+            events: self.events,
             workload: self.workload.workload.clone(),
             workload_params: self.workload.workload_params.clone(),
             max_tries: self.workload.max_tries,

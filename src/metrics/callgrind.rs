@@ -105,11 +105,13 @@ pub fn parse(text: &str) -> Result<Dump, String> {
             if call_pending {
                 call_pending = false;
                 if callee.as_deref() != Some(name.as_str()) {
-                    entry.incl_ir += ir;
+                    // Wrapping: a call in progress at an earlier dump has a
+                    // negative cost written as its two's complement.
+                    entry.incl_ir = entry.incl_ir.wrapping_add(ir);
                 }
             } else {
                 entry.self_ir += ir;
-                entry.incl_ir += ir;
+                entry.incl_ir = entry.incl_ir.wrapping_add(ir);
                 dump.total_ir += ir;
             }
             continue;
@@ -152,6 +154,13 @@ pub fn parse(text: &str) -> Result<Dump, String> {
     }
     if ir_col.is_none() {
         return Err("not a callgrind file: no `events:` line".into());
+    }
+    // A function whose calls spanned the previous dump can sum below zero:
+    // its inclusive cost in this dump is unknown, not negative.
+    for f in dump.functions.values_mut() {
+        if f.incl_ir > i64::MAX as u64 {
+            f.incl_ir = f.self_ir;
+        }
     }
     Ok(dump)
 }
@@ -238,11 +247,24 @@ cfn=(2)
 calls=1 0
 0 20
 -1 5
+fn=(3) waiter
+cfn=(2)
+calls=1 0
+0 18446744073709551606
+0 4
 ";
         let d = parse(text).unwrap();
         assert_eq!((d.pid, d.part), (Some(7), Some(3)));
         assert_eq!(d.trigger, "Program termination");
-        assert_eq!(d.total_ir, 55);
+        assert_eq!(d.total_ir, 59);
+        // A call that began before the previous dump: its cost is -10.
+        assert_eq!(
+            d.functions["waiter"],
+            FnCost {
+                self_ir: 4,
+                incl_ir: 4
+            }
+        );
         assert_eq!(
             d.functions["main"],
             FnCost {

@@ -15,6 +15,7 @@ pub mod callgrind;
 pub mod cpu_profile;
 pub mod devices;
 pub mod host;
+pub mod instructions;
 mod process_tree;
 pub mod procfs;
 pub mod sampler;

@@ -147,6 +147,8 @@ pub fn run_sysbench(
                     measured: std::mem::take(&mut l.measured[r]),
                     devices: plan.devices.clone(),
                     cpu_profile: plan.cpu_profile,
+                    instructions: plan.instructions,
+                    counted: Default::default(),
                 };
                 let result = sysbench::run_test(plan, &mut ctx, &mut l.loaded, (seq, point), seed);
                 l.measured[r] = std::mem::take(&mut ctx.measured);
@@ -244,6 +246,8 @@ fn open(
             measured: HashMap::new(),
             devices: plan.devices.clone(),
             cpu_profile: plan.cpu_profile,
+            instructions: plan.instructions,
+            counted: Default::default(),
         };
         sysbench::prepare(plan, &mut ctx)
     };

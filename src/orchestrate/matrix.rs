@@ -430,6 +430,8 @@ fn run_cell(
         measured,
         devices: plan.devices.clone(),
         cpu_profile: plan.cpu_profile,
+        instructions: plan.instructions,
+        counted: Default::default(),
     };
     let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

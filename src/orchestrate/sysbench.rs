@@ -17,6 +17,7 @@ use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
 use crate::plan::client_hosts::ClientHosts;
 use crate::runner::{mux, run_step};
+use crate::server::valgrind::Counting;
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -133,6 +134,27 @@ fn sharding(
     Ok(Some((hosts, target, spec)))
 }
 
+/// How a step of `threads` clients is counted under Valgrind on the
+/// context's server (`--instructions`): `events` split over the clients,
+/// each warming up with a tenth as many (at least 10, so PostgreSQL has
+/// chosen its generic plans) before its interval.
+fn counting(ctx: &StepContext<'_>, events: u64, threads: u32) -> anyhow::Result<Counting> {
+    let (Some(data), Some(pid)) = (ctx.server.data_dir(), ctx.server.server_pid()) else {
+        anyhow::bail!("--instructions: the server is not one tidemark started");
+    };
+    let dir = data
+        .parent()
+        .map(|p| p.join("callgrind"))
+        .ok_or_else(|| anyhow::anyhow!("--instructions: no directory above {}", data.display()))?;
+    let per_client = events.div_ceil(u64::from(threads.max(1)));
+    Ok(Counting {
+        dir,
+        postmaster_pid: pid,
+        events_per_client: per_client,
+        warmup_events: (per_client / 10).max(10),
+    })
+}
+
 /// Runs test `seq` of the plan once on the context's target at client
 /// count number `point` of the sweep, with key seed `seed`, then its
 /// postwrite housekeeping when it has one.
@@ -168,7 +190,13 @@ pub fn run_test(
     };
     let step_plan = suite.step_plan(test, &label);
     let sharded = sharding(plan, ctx, &suite, test, &label)?;
+    let counting = match ctx.instructions {
+        Some(events) => Some(counting(ctx, events, step_plan.threads)?),
+        None => None,
+    };
+    let slot = ctx.counted.clone();
     let multiplexed = sharded.is_none()
+        && counting.is_none()
         && p.mux_from > 0
         && threads >= p.mux_from
         && suite.mux_client(test, 0).is_some()
@@ -187,6 +215,11 @@ pub fn run_test(
                 let store = plan.input.store.as_deref().unwrap_or_default();
                 let span = Some((step_plan.warmup, step_plan.duration));
                 shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
+            } else if let Some(counting) = &counting {
+                let make = |client| suite.client(test, client);
+                let (result, count) = counting.run(&step_plan, conn, &make, cancel, progress)?;
+                *slot.lock().expect("count slot") = Some(count);
+                Ok(result)
             } else if multiplexed {
                 mux::run_step_mux(
                     &step_plan,

@@ -79,6 +79,9 @@ pub struct Plan {
     pub devices: Vec<String>,
     /// Profile the server's CPU during each step (`--cpu-profile`).
     pub cpu_profile: bool,
+    /// `--instructions`: count the server's instructions under Valgrind,
+    /// this many events per step (`--events`); `None`: a normal run.
+    pub instructions: Option<u64>,
     /// The checked workload file of `--workload` (suite `workload`).
     pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
@@ -140,6 +143,11 @@ pub struct PlanInput {
     pub devices: Vec<String>,
     /// `--cpu-profile`: profile the server during each step.
     pub cpu_profile: bool,
+    /// `--instructions`: count the server's instructions under Valgrind.
+    pub instructions: bool,
+    /// `--events`: events per step in that mode (`None`:
+    /// [`DEFAULT_INSTRUCTION_EVENTS`]).
+    pub events: Option<u64>,
     /// `--workload`: a workload file's path or a shipped name (tpcb-like).
     pub workload: Option<String>,
     /// `--workload-param NAME=VALUE`: overrides of the file's params.
@@ -302,7 +310,9 @@ impl Plan {
             (&p, &tests),
             &ibench,
         )?;
+        let instructions = instruction_events(&input, suite, &targets)?;
         Ok(Plan {
+            instructions,
             client_hosts,
             interleave,
             min_effect,
@@ -331,6 +341,62 @@ impl Plan {
             settle_secs,
             input: kept,
         })
+    }
+}
+
+/// Events per step of `--instructions` unless `--events` says: enough for
+/// the instructions per query of every quick test to repeat within 0.1 %
+/// (see `server::valgrind`), few enough for Valgrind's 30–100× slowdown.
+pub const DEFAULT_INSTRUCTION_EVENTS: u64 = 1000;
+
+/// `--instructions`' events per step, or the one-line refusal of what it
+/// cannot count: only managed PostgreSQL targets (their processes are
+/// tidemark's to run under Valgrind) and the sysbench suite.
+fn instruction_events(
+    input: &PlanInput,
+    suite: Suite,
+    targets: &[TargetPlan],
+) -> Result<Option<u64>, String> {
+    if !input.instructions {
+        return match input.events {
+            Some(_) => Err(
+                "--events applies only with --instructions: add --instructions, or drop --events"
+                    .into(),
+            ),
+            None => Ok(None),
+        };
+    }
+    for t in targets {
+        let why = match t.spec {
+            TargetSpec::ManagedPostgres { .. } => continue,
+            TargetSpec::ExternalPostgres { .. } | TargetSpec::ExternalMysql { .. } => {
+                "an external server's processes are not tidemark's to run under Valgrind"
+            }
+            TargetSpec::ManagedMysql { .. } => {
+                "MariaDB/MySQL is not counted yet (only managed PostgreSQL)"
+            }
+            TargetSpec::Sqlite { .. } => {
+                "SQLite runs inside tidemark's own process, which is not run under Valgrind"
+            }
+        };
+        return Err(format!(
+            "--instructions: target '{}': {why}; use a managed PostgreSQL target (pg@system, pg@VERSION)",
+            t.spec_text
+        ));
+    }
+    if suite != Suite::Sysbench {
+        return Err("--instructions counts the sysbench suite only: use --suite sysbench".into());
+    }
+    if input.cpu_profile {
+        return Err("--instructions and --cpu-profile cannot be combined (perf would sample Valgrind): drop one".into());
+    }
+    if input.client_hosts.is_some() {
+        return Err("--instructions runs every client in this process: drop --client-hosts".into());
+    }
+    match input.events {
+        Some(0) => Err("--events must be at least 1".into()),
+        Some(n) => Ok(Some(n)),
+        None => Ok(Some(DEFAULT_INSTRUCTION_EVENTS)),
     }
 }
 

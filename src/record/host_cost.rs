@@ -306,4 +306,7 @@ pub struct StepHost {
     /// The server's CPU profile (`--cpu-profile`; why there is none is in
     /// `metrics.missing["cpu_profile"]`).
     pub cpu_profile: Option<super::server_counters::CpuProfile>,
+    /// Instructions counted under Valgrind (`--instructions`; why there
+    /// are none is in `metrics.missing["instructions"]`).
+    pub instructions: Option<super::instructions::StepInstructions>,
 }
