@@ -62,6 +62,7 @@ pub fn interval_text(iv: &crate::stats::Interval) -> String {
             crate::stats::Method::PairedT => "paired t",
             crate::stats::Method::WelchT => "Welch t",
             crate::stats::Method::BlockBootstrap => "block bootstrap",
+            crate::stats::Method::InstructionFloor => "A/A floor",
         }
     )
 }

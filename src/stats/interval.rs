@@ -19,6 +19,9 @@ pub enum Method {
     /// Moving-block bootstrap of the per-second series of one measurement
     /// each (within-measurement noise only).
     BlockBootstrap,
+    /// One instruction count on each side (`run --instructions`): the
+    /// ratio ± a floor that A/A runs in that mode justify.
+    InstructionFloor,
 }
 
 impl Method {
@@ -30,6 +33,10 @@ impl Method {
             Method::BlockBootstrap => {
                 "moving-block bootstrap of per-second rates (within one measurement: \
                  does not include drift between servers or over time)"
+            }
+            Method::InstructionFloor => {
+                "instruction counts, one each: the ratio ± a floor from A/A runs in \
+                 instruction-count mode"
             }
         }
     }
@@ -136,6 +143,16 @@ fn from_log(center: f64, half: f64, n: usize, method: Method) -> Interval {
         n: n as u32,
         method,
     }
+}
+
+/// The interval of one instruction count on each side: `other / base`
+/// ± `floor` (a fraction, on the log scale). `None` for a count ≤ 0.
+pub fn floor_ratio(base: f64, other: f64, floor: f64) -> Option<Interval> {
+    if !(base > 0.0 && other > 0.0) {
+        return None;
+    }
+    let center = (other / base).ln();
+    Some(from_log(center, floor, 1, Method::InstructionFloor))
 }
 
 /// Paired t interval: `base[i]` and `other[i]` were measured together

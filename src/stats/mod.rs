@@ -26,7 +26,9 @@ mod interval;
 mod verdict;
 
 pub use bootstrap::{block_bootstrap_ratio, block_length};
-pub use interval::{Interval, Measured, Method, paired_ratio, ratio_interval, welch_ratio};
+pub use interval::{
+    Interval, Measured, Method, floor_ratio, paired_ratio, ratio_interval, welch_ratio,
+};
 pub use verdict::{DEFAULT_MIN_EFFECT, Verdict, VerdictCounts, parse_min_effect, verdict};
 
 /// The confidence level of every interval tidemark reports.

@@ -92,6 +92,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.sysbench {
         super::html_sysbench::section(&mut o, r, s);
     }
+    if let Some(s) = &r.instructions {
+        super::html_instructions::section(&mut o, r, s);
+    }
     super::chain::html(&mut o, r);
     if let Some(s) = &r.ibench {
         super::html_ibench::section(&mut o, r, s);

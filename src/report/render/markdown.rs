@@ -83,6 +83,11 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
     if let Some(s) = &r.sysbench {
         out.extend(super::markdown_sysbench::sections(r, s));
     }
+    if let Some(s) = &r.instructions {
+        let mut o = String::new();
+        super::md_instructions::section(&mut o, r, s);
+        out.push(("instructions".to_string(), o));
+    }
     let mut o = String::new();
     super::chain::markdown(&mut o, r);
     if !o.is_empty() {
