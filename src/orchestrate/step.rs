@@ -39,8 +39,8 @@ pub struct StepContext<'a> {
     /// Profile the server's CPU during the measured interval
     /// (`--cpu-profile`).
     pub cpu_profile: bool,
-    /// `--instructions`: events per step, counted under Valgrind.
-    pub instructions: Option<u64>,
+    /// `--instructions`: the events of each step, counted under Valgrind.
+    pub instructions: Option<crate::plan::CountedEvents>,
     /// Where a counted step's run leaves its instruction count (or why
     /// there is none) for [`StepContext::measure`] to store.
     pub counted: CountSlot,

@@ -191,7 +191,7 @@ pub fn run_test(
     let step_plan = suite.step_plan(test, &label);
     let sharded = sharding(plan, ctx, &suite, test, &label)?;
     let counting = match ctx.instructions {
-        Some(events) => Some(counting(ctx, events, step_plan.threads)?),
+        Some(events) => Some(counting(ctx, events.for_test(test), step_plan.threads)?),
         None => None,
     };
     let slot = ctx.counted.clone();

@@ -80,8 +80,8 @@ pub struct Plan {
     /// Profile the server's CPU during each step (`--cpu-profile`).
     pub cpu_profile: bool,
     /// `--instructions`: count the server's instructions under Valgrind,
-    /// this many events per step (`--events`); `None`: a normal run.
-    pub instructions: Option<u64>,
+    /// with this many events per step; `None`: a normal run.
+    pub instructions: Option<CountedEvents>,
     /// The checked workload file of `--workload` (suite `workload`).
     pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
@@ -344,10 +344,35 @@ impl Plan {
     }
 }
 
-/// Events per step of `--instructions` unless `--events` says: enough for
-/// the instructions per query of every quick test to repeat within 0.1 %
-/// (see `server::valgrind`), few enough for Valgrind's 30–100× slowdown.
+/// Events per step of `--instructions` for tests of up to 100 rows per
+/// statement, unless `--events` says: 1000 point queries repeat within
+/// 0.1 % (see the A/A numbers in `report::instructions`), few enough for
+/// Valgrind's 30–100× slowdown.
 pub const DEFAULT_INSTRUCTION_EVENTS: u64 = 1000;
+
+/// How many events a step counted under Valgrind runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountedEvents {
+    /// [`DEFAULT_INSTRUCTION_EVENTS`] scaled down for tests that touch more
+    /// rows per statement (a 10,000-row range, a full scan), whose
+    /// count per event varies less and costs more.
+    PerTest,
+    /// `--events N` for every test.
+    Given(u64),
+}
+
+impl CountedEvents {
+    /// The events of test `t`.
+    pub fn for_test(self, t: &TestDef) -> u64 {
+        match self {
+            CountedEvents::Given(n) => n,
+            CountedEvents::PerTest if t.kind == catalog::Kind::Scan => 10,
+            CountedEvents::PerTest => {
+                (DEFAULT_INSTRUCTION_EVENTS * 100 / u64::from(t.range.max(100))).max(20)
+            }
+        }
+    }
+}
 
 /// `--instructions`' events per step, or the one-line refusal of what it
 /// cannot count: only managed PostgreSQL targets (their processes are
@@ -356,7 +381,7 @@ fn instruction_events(
     input: &PlanInput,
     suite: Suite,
     targets: &[TargetPlan],
-) -> Result<Option<u64>, String> {
+) -> Result<Option<CountedEvents>, String> {
     if !input.instructions {
         return match input.events {
             Some(_) => Err(
@@ -395,8 +420,8 @@ fn instruction_events(
     }
     match input.events {
         Some(0) => Err("--events must be at least 1".into()),
-        Some(n) => Ok(Some(n)),
-        None => Ok(Some(DEFAULT_INSTRUCTION_EVENTS)),
+        Some(n) => Ok(Some(CountedEvents::Given(n))),
+        None => Ok(Some(CountedEvents::PerTest)),
     }
 }
 

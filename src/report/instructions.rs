@@ -318,7 +318,13 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
                 if i > 0 && !base.is_empty() {
                     let (iv, how) = compare(&base, &reps, floor);
                     let v = verdict(iv.as_ref(), MIN_EFFECT);
-                    counts[i].add(v);
+                    // Counted as a throughput verdict: more instructions is
+                    // slower.
+                    counts[i].add(match v {
+                        Verdict::Higher => Verdict::Lower,
+                        Verdict::Lower => Verdict::Higher,
+                        other => other,
+                    });
                     methods[i].push(how.clone());
                     cell.relative = iv.map(|iv| iv.estimate);
                     cell.interval = iv;

@@ -192,6 +192,15 @@ pub fn build(r: &Report) -> Overview {
             counts,
         });
     }
+    if let Some(s) = &r.instructions {
+        groups.push(GroupVerdicts {
+            suite: "instructions",
+            title: "instructions per query (Valgrind)".into(),
+            anchor: "instructions".into(),
+            tests: s.tests.len(),
+            counts: s.summaries.iter().map(|x| x.verdicts).collect(),
+        });
+    }
     changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
     let (same, changes): (Vec<RealChange>, Vec<RealChange>) = changes
         .into_iter()
