@@ -13,6 +13,9 @@ pub mod target;
 mod targets;
 mod workload_file;
 
+pub mod instructions;
+pub use instructions::{CountedEvents, DEFAULT_INSTRUCTION_EVENTS};
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -310,7 +313,7 @@ impl Plan {
             (&p, &tests),
             &ibench,
         )?;
-        let instructions = instruction_events(&input, suite, &targets)?;
+        let instructions = instructions::instruction_events(&input, suite, &targets)?;
         Ok(Plan {
             instructions,
             client_hosts,
@@ -341,87 +344,6 @@ impl Plan {
             settle_secs,
             input: kept,
         })
-    }
-}
-
-/// Events per step of `--instructions` for tests of up to 100 rows per
-/// statement, unless `--events` says: 1000 point queries repeat within
-/// 0.1 % (see the A/A numbers in `report::instructions`), few enough for
-/// Valgrind's 30–100× slowdown.
-pub const DEFAULT_INSTRUCTION_EVENTS: u64 = 1000;
-
-/// How many events a step counted under Valgrind runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CountedEvents {
-    /// [`DEFAULT_INSTRUCTION_EVENTS`] scaled down for tests that touch more
-    /// rows per statement (a 10,000-row range, a full scan), whose
-    /// count per event varies less and costs more.
-    PerTest,
-    /// `--events N` for every test.
-    Given(u64),
-}
-
-impl CountedEvents {
-    /// The events of test `t`.
-    pub fn for_test(self, t: &TestDef) -> u64 {
-        match self {
-            CountedEvents::Given(n) => n,
-            CountedEvents::PerTest if t.kind == catalog::Kind::Scan => 10,
-            CountedEvents::PerTest => {
-                (DEFAULT_INSTRUCTION_EVENTS * 100 / u64::from(t.range.max(100))).max(20)
-            }
-        }
-    }
-}
-
-/// `--instructions`' events per step, or the one-line refusal of what it
-/// cannot count: only managed PostgreSQL targets (their processes are
-/// tidemark's to run under Valgrind) and the sysbench suite.
-fn instruction_events(
-    input: &PlanInput,
-    suite: Suite,
-    targets: &[TargetPlan],
-) -> Result<Option<CountedEvents>, String> {
-    if !input.instructions {
-        return match input.events {
-            Some(_) => Err(
-                "--events applies only with --instructions: add --instructions, or drop --events"
-                    .into(),
-            ),
-            None => Ok(None),
-        };
-    }
-    for t in targets {
-        let why = match t.spec {
-            TargetSpec::ManagedPostgres { .. } => continue,
-            TargetSpec::ExternalPostgres { .. } | TargetSpec::ExternalMysql { .. } => {
-                "an external server's processes are not tidemark's to run under Valgrind"
-            }
-            TargetSpec::ManagedMysql { .. } => {
-                "MariaDB/MySQL is not counted yet (only managed PostgreSQL)"
-            }
-            TargetSpec::Sqlite { .. } => {
-                "SQLite runs inside tidemark's own process, which is not run under Valgrind"
-            }
-        };
-        return Err(format!(
-            "--instructions: target '{}': {why}; use a managed PostgreSQL target (pg@system, pg@VERSION)",
-            t.spec_text
-        ));
-    }
-    if suite != Suite::Sysbench {
-        return Err("--instructions counts the sysbench suite only: use --suite sysbench".into());
-    }
-    if input.cpu_profile {
-        return Err("--instructions and --cpu-profile cannot be combined (perf would sample Valgrind): drop one".into());
-    }
-    if input.client_hosts.is_some() {
-        return Err("--instructions runs every client in this process: drop --client-hosts".into());
-    }
-    match input.events {
-        Some(0) => Err("--events must be at least 1".into()),
-        Some(n) => Ok(Some(CountedEvents::Given(n))),
-        None => Ok(Some(CountedEvents::PerTest)),
     }
 }
 
