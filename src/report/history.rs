@@ -67,7 +67,8 @@ impl Metric {
     /// The unit and value this metric reads from a stored step.
     fn of(self, s: &StepRecord) -> Option<(String, f64)> {
         let counted = s.host.as_ref().and_then(|h| h.instructions.as_ref());
-        if counted.is_some() != (self == Metric::Instructions) {
+        let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
+        if valgrind != (self == Metric::Instructions) {
             return None;
         }
         let (unit, value) = match (self, s.ibench_metrics()) {

@@ -181,7 +181,7 @@ fn counted(s: &StepRecord) -> Option<&StepInstructions> {
 /// Whether a step was measured under Valgrind (its wall-clock numbers are
 /// not comparable with a normal run's).
 pub fn under_valgrind(s: &StepRecord) -> bool {
-    counted(s).is_some()
+    s.host.as_ref().is_some_and(|h| h.under_valgrind())
 }
 
 /// The report's note when some selected steps ran under Valgrind: their

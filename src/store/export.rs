@@ -319,9 +319,10 @@ pub fn csv_header() -> Vec<&'static str> {
 
 /// A step's [`INSTRUCTION_COLUMNS`] cells.
 fn instruction_cells(s: &StepRecord) -> [String; 6] {
+    let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
     let Some(i) = s.host.as_ref().and_then(|h| h.instructions.as_ref()) else {
         return [
-            "false".to_string(),
+            valgrind.to_string(),
             String::new(),
             String::new(),
             String::new(),
