@@ -45,14 +45,20 @@ fn rows_per_event(t: &TestDef) -> u64 {
 }
 
 impl CountedEvents {
-    /// The events of test `t`.
+    /// The events of test `t`. A warm-up run (`.warm`, `.warmpre`) only
+    /// has to warm the server: a fifth as many (at least 2).
     pub fn for_test(self, t: &TestDef) -> u64 {
-        match self {
-            CountedEvents::Given(n) => n,
+        let n = match self {
+            CountedEvents::Given(n) => return n,
             CountedEvents::PerTest if t.kind == catalog::Kind::Scan => 10,
             CountedEvents::PerTest => {
                 (DEFAULT_INSTRUCTION_EVENTS * 10 / rows_per_event(t).max(10)).max(20)
             }
+        };
+        if t.variant.starts_with(".warm") {
+            (n / 5).max(2)
+        } else {
+            n
         }
     }
 }
@@ -141,6 +147,8 @@ mod tests {
         assert_eq!(of("random-points_range=100"), 100);
         assert_eq!(of("read-only_range=10000"), 20);
         assert_eq!(of("scan_range=100"), 10);
+        assert_eq!(of("scan.warm_range=100"), 2);
+        assert_eq!(of("point-query.warm_range=100"), 200);
         let mut i = input(&["pg@system"]);
         i.events = Some(300);
         let p = Plan::build(i).unwrap();
