@@ -358,6 +358,8 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "workload_params",
         "max_tries",
         "rate",
+        "instructions",
+        "events",
     ],
 ];
 
