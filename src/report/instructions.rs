@@ -452,6 +452,10 @@ fn function_table(columns: &[Column<'_>], name: &str, i: usize) -> Option<Functi
 }
 
 #[cfg(test)]
+#[path = "instructions_tests.rs"]
+mod store_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
