@@ -129,7 +129,7 @@ pub fn ir_change(x: f64) -> String {
 /// The section's explanation, the same in every format.
 pub const EXPLANATION: &str = "Instructions the server executed per statement (BEGIN and COMMIT \
 included, as QPS counts) during each step's measured interval only, counted by Valgrind's \
-callgrind in the client backends (`Ir/q`); `bg/q` is the background processes' (postmaster, \
+callgrind in the client backends (Ir/q); bg/q is the background processes' (postmaster, \
 checkpointer, WAL writer, autovacuum launcher, …) per statement over the same interval. The ratio \
 is target ÷ base with its 95 % interval; more instructions per query is slower.";
 
@@ -378,7 +378,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
         symbols_note: (addresses > 0).then(|| {
             "functions shown as OBJECT+0xADDRESS have no symbol in the server binary \
              (Debian's packages strip static functions); a server built from source \
-             (`tidemark servers build pg`) names them all"
+             (tidemark servers build pg) names them all"
                 .to_string()
         }),
         min_effect: MIN_EFFECT,
