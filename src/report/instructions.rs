@@ -21,21 +21,30 @@ use crate::record::{Group, StepInstructions};
 use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio};
 use crate::store::StepRecord;
 
-/// With one count on each side, the floor of a read test's ratio: the
-/// largest A/A deviation of a read test in this mode, rounded up.
+/// With one count on each side, the floor of a read test's ratio. A/A in
+/// this mode on this project's 2-core VM (quick profile, `--repeat 2`,
+/// pairs of identical PostgreSQL 15 servers): read tests within 0.25 %
+/// (0.16 % in the quick profile's order); a read right after writes with
+/// no VACUUM between prunes pages or not depending on the xmin horizon of
+/// the moment (1.4-1.6 % seen).
 pub const READ_FLOOR: f64 = 0.005;
-/// The same for a write test (autovacuum, page pruning and checkpoints
-/// move with the writes).
-pub const WRITE_FLOOR: f64 = 0.015;
+/// The same for a write test: within 0.5 % in those A/A runs, except the
+/// hot-row tests ([`HOT_ROW_FLOOR`]).
+pub const WRITE_FLOOR: f64 = 0.01;
+/// update-one and update-zipf update a few rows over and over: how much
+/// each update prunes depends on timing (2.7 %, 3.8 % and 4.0 % seen).
+pub const HOT_ROW_FLOOR: f64 = 0.05;
 /// The smallest change an instruction-count verdict reports: counts are
 /// exact, so this is far below the wall-clock `--min-effect`.
 pub const MIN_EFFECT: f64 = 0.002;
 /// Functions listed per test and target.
 pub const FUNCTION_ROWS: usize = 10;
 
-/// The floor for a test of `group`.
-pub fn floor_for(group: Group) -> f64 {
-    if group == Group::Write {
+/// The floor for test `test` of `group`.
+pub fn floor_for(group: Group, test: &str) -> f64 {
+    if test.starts_with("update-one") || test.starts_with("update-zipf") {
+        HOT_ROW_FLOOR
+    } else if group == Group::Write {
         WRITE_FLOOR
     } else {
         READ_FLOOR
@@ -56,6 +65,7 @@ pub struct InstructionSection {
     pub min_effect: f64,
     pub read_floor: f64,
     pub write_floor: f64,
+    pub hot_row_floor: f64,
 }
 
 /// One test across the targets.
@@ -288,7 +298,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
     let mut tests = Vec::new();
     for (name, group) in &names {
         let base = per_query(&columns[0], name);
-        let floor = floor_for(*group);
+        let floor = floor_for(*group, name);
         let cells: Vec<Option<InstrCell>> = columns
             .iter()
             .enumerate()
@@ -384,6 +394,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
         min_effect: MIN_EFFECT,
         read_floor: READ_FLOOR,
         write_floor: WRITE_FLOOR,
+        hot_row_floor: HOT_ROW_FLOOR,
     })
 }
 
@@ -487,7 +498,16 @@ mod tests {
         let iv = iv.unwrap();
         assert_eq!(iv.n, 2);
         assert_eq!(word(verdict(Some(&iv), MIN_EFFECT)), "slower");
-        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 990.0)], WRITE_FLOOR);
+        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 992.0)], WRITE_FLOOR);
         assert_eq!(word(verdict(iv.as_ref(), MIN_EFFECT)), "no difference");
+        assert_eq!(
+            floor_for(Group::Write, "update-zipf_range=100"),
+            HOT_ROW_FLOOR
+        );
+        assert_eq!(
+            floor_for(Group::Write, "update-index_range=100"),
+            WRITE_FLOOR
+        );
+        assert_eq!(floor_for(Group::Point, "point-query_range=100"), READ_FLOOR);
     }
 }
