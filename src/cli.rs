@@ -225,6 +225,14 @@ pub struct RunArgs {
     /// io-bound` limits only the page cache and never kills.)
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
+    /// Count the instructions the server executes per query under
+    /// Valgrind (callgrind) instead of timing it: managed PostgreSQL
+    /// targets, sysbench; each step runs a fixed number of events.
+    #[arg(long)]
+    pub instructions: bool,
+    /// Events (transactions) per step with --instructions (default 1000).
+    #[arg(long, value_name = "N")]
+    pub events: Option<u64>,
     #[command(flatten)]
     pub workload: workload_args::WorkloadArgs,
 }
@@ -323,6 +331,8 @@ impl RunArgs {
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
             memory_limit: self.memory_limit.clone(),
+            instructions: self.instructions,
+            events: self.events,
             workload: self.workload.workload.clone(),
             workload_params: self.workload.workload_params.clone(),
             max_tries: self.workload.max_tries,
@@ -360,6 +370,8 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "workload_params",
         "max_tries",
         "rate",
+        "instructions",
+        "events",
     ],
 ];
 

@@ -99,6 +99,7 @@ fn postgres_processes_map_the_preloaded_allocator_and_the_run_records_it() {
         overrides: Vec::new(),
         dbname: "tidemark".into(),
         start_timeout: std::time::Duration::from_secs(120),
+        callgrind_dir: None,
     })
     .unwrap();
     let postmaster = server.pid();

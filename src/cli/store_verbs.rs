@@ -27,9 +27,10 @@ pub struct HistoryArgs {
     #[arg(long, value_parser = ["version", "date"], default_value = "version")]
     pub order: String,
     /// What to follow: rate (statements per second, Insert Benchmark
-    /// steps their own rate) or cpu (CPU µs per operation, client plus
-    /// server).
-    #[arg(long, value_parser = ["rate", "cpu"], default_value = "rate")]
+    /// steps their own rate), cpu (CPU µs per operation, client plus
+    /// server) or instructions (the server's instructions per statement,
+    /// from runs with --instructions).
+    #[arg(long, value_parser = ["rate", "cpu", "instructions"], default_value = "rate")]
     pub metric: String,
     /// Smallest change reported as a change point (a fraction or a
     /// percentage).

@@ -17,6 +17,7 @@
 
 pub mod ibench_terminal;
 pub mod ibench_verdicts;
+pub mod instructions;
 pub mod progress;
 pub mod table;
 pub mod terminal;

@@ -11,9 +11,11 @@
 //! "CPU per query went up". [`sizes`] measures the database after each
 //! step; [`cpu_profile`] samples the server's stacks with perf.
 
+pub mod callgrind;
 pub mod cpu_profile;
 pub mod devices;
 pub mod host;
+pub mod instructions;
 mod process_tree;
 pub mod procfs;
 pub mod sampler;

@@ -323,6 +323,8 @@ fn context<'a>(
         measured,
         devices: plan.devices.clone(),
         cpu_profile: plan.cpu_profile,
+        instructions: plan.instructions,
+        counted: Default::default(),
     }
 }
 
@@ -415,6 +417,8 @@ fn open(
             measured: HashMap::new(),
             devices: plan.devices.clone(),
             cpu_profile: plan.cpu_profile,
+            instructions: plan.instructions,
+            counted: Default::default(),
         };
         sysbench::prepare(plan, &mut ctx)
     };

@@ -289,6 +289,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     if let Some(report) = model.as_ref().filter(|r| r.sysbench.is_some()) {
         print!("{}", crate::console::verdicts::sysbench_summary(report));
         print!("{}", crate::console::verdicts::sweep_summary(report));
+        print!("{}", crate::console::instructions::summary(report));
     } else if !shown.is_empty() {
         let (mut names, rows): (Vec<String>, Vec<Vec<SummaryRow>>) = shown.into_iter().unzip();
         dedupe_labels(&mut names);
@@ -430,6 +431,8 @@ fn run_cell(
         measured,
         devices: plan.devices.clone(),
         cpu_profile: plan.cpu_profile,
+        instructions: plan.instructions,
+        counted: Default::default(),
     };
     let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),

@@ -73,6 +73,7 @@ fn install_signal_handlers() {
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
     check_profiling(plan)?;
+    check_valgrind(plan)?;
     place_cpus(plan)?;
     shards::prepare_hosts(plan)?;
     install_signal_handlers();
@@ -83,6 +84,7 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
     check_profiling(plan)?;
+    check_valgrind(plan)?;
     place_cpus(plan)?;
     shards::prepare_hosts(plan)?;
     install_signal_handlers();
@@ -99,6 +101,18 @@ fn check_profiling(plan: &Plan) -> anyhow::Result<()> {
     {
         Some(Some(why)) => anyhow::bail!("--cpu-profile: {why}; or run without --cpu-profile"),
         _ => Ok(()),
+    }
+}
+
+/// `--instructions` without a working Valgrind is refused in one line
+/// before any server starts.
+fn check_valgrind(plan: &Plan) -> anyhow::Result<()> {
+    match plan
+        .instructions
+        .and_then(|_| crate::server::valgrind::unavailable())
+    {
+        Some(why) => anyhow::bail!("--instructions: {why}"),
+        None => Ok(()),
     }
 }
 

@@ -428,7 +428,12 @@ pub fn provide(
                 base_config: config.base_text,
                 overrides: config.overrides,
                 dbname: "tidemark".to_string(),
-                start_timeout: Duration::from_secs(120),
+                // Under Valgrind the start (and recovery) is 30-100x slower.
+                start_timeout: Duration::from_secs(match plan.instructions {
+                    Some(_) => 600,
+                    None => 120,
+                }),
+                callgrind_dir: plan.instructions.map(|_| dir.join("callgrind")),
             })?;
             // What applied (or why nothing could) is in the target's facts.
             if let Some(limit) = plan.memory_limit {

@@ -18,6 +18,7 @@ use crate::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
 use crate::metrics::server_counters::CounterSampler;
 use crate::metrics::sizes::{database_bytes, dir_bytes};
 use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
+use crate::record::StepInstructions;
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
 use crate::store::{StepRecord, Store};
@@ -38,6 +39,11 @@ pub struct StepContext<'a> {
     /// Profile the server's CPU during the measured interval
     /// (`--cpu-profile`).
     pub cpu_profile: bool,
+    /// `--instructions`: the events of each step, counted under Valgrind.
+    pub instructions: Option<crate::plan::CountedEvents>,
+    /// Where a counted step's run leaves its instruction count (or why
+    /// there is none) for [`StepContext::measure`] to store.
+    pub counted: CountSlot,
     /// Steps of this target and repetition measured by an earlier attempt
     /// of the run (`--resume`), by name: kept, not run again.
     pub measured: HashMap<String, StepRecord>,
@@ -91,6 +97,9 @@ impl Measuring {
         }
     }
 }
+
+/// A counted step's instructions, handed from its run to the store.
+pub type CountSlot = std::sync::Arc<std::sync::Mutex<Option<Result<StepInstructions, String>>>>;
 
 /// How a finished step is shown: the text after its name on the progress
 /// line, and the number its summary row carries.
@@ -282,6 +291,13 @@ impl StepContext<'_> {
             Err(e) => {
                 host.metrics.missing.insert("server_counters".into(), e);
             }
+        }
+        match self.counted.lock().expect("count slot").take() {
+            Some(Ok(i)) => host.instructions = Some(i),
+            Some(Err(e)) => {
+                host.metrics.missing.insert("instructions".into(), e);
+            }
+            None => {}
         }
         match profile {
             Some(Ok(p)) => host.cpu_profile = Some(p),
@@ -480,6 +496,7 @@ impl StepContext<'_> {
             metrics,
             server_counters: None,
             cpu_profile: None,
+            instructions: None,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
 use crate::plan::client_hosts::ClientHosts;
 use crate::runner::{mux, run_step};
+use crate::server::valgrind::Counting;
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -133,6 +134,27 @@ fn sharding(
     Ok(Some((hosts, target, spec)))
 }
 
+/// How a step of `threads` clients is counted under Valgrind on the
+/// context's server (`--instructions`): `events` split over the clients,
+/// each warming up with a tenth as many (at least 10, so PostgreSQL has
+/// chosen its generic plans) before its interval.
+fn counting(ctx: &StepContext<'_>, events: u64, threads: u32) -> anyhow::Result<Counting> {
+    let (Some(data), Some(pid)) = (ctx.server.data_dir(), ctx.server.server_pid()) else {
+        anyhow::bail!("--instructions: the server is not one tidemark started");
+    };
+    let dir = data
+        .parent()
+        .map(|p| p.join("callgrind"))
+        .ok_or_else(|| anyhow::anyhow!("--instructions: no directory above {}", data.display()))?;
+    let per_client = events.div_ceil(u64::from(threads.max(1)));
+    Ok(Counting {
+        dir,
+        postmaster_pid: pid,
+        events_per_client: per_client,
+        warmup_events: (per_client / 10).max(10),
+    })
+}
+
 /// The longest warm-up of a slice after the first: the server is warm,
 /// only the slice's new connections are not.
 pub const SLICE_WARMUP: std::time::Duration = std::time::Duration::from_millis(250);
@@ -154,6 +176,9 @@ pub struct PreparedTest {
 /// How a test's clients run.
 enum Engine {
     Sharded(Box<(ClientHosts, PgConnectOptions, ShardSpec)>),
+    /// Under Valgrind (`--instructions`): a fixed number of events, the
+    /// count left in the slot for the step's record.
+    Counted(Box<Counting>, super::step::CountSlot),
     Multiplexed(u32),
     Threads,
 }
@@ -174,7 +199,7 @@ impl PreparedTest {
     /// [`SysbenchParams::slices_for`](crate::workload::sysbench::SysbenchParams::slices_for)
     /// its length.
     pub fn slices(&self) -> u32 {
-        if self.sharded() || !self.info.reported {
+        if self.sharded() || matches!(self.engine, Engine::Counted(..)) || !self.info.reported {
             return 1;
         }
         self.suite
@@ -236,6 +261,12 @@ impl PreparedTest {
                 let store = plan.input.store.as_deref().unwrap_or_default();
                 let span = Some((step_plan.warmup, step_plan.duration));
                 shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
+            }
+            Engine::Counted(counting, slot) => {
+                let make = |client| suite.client(test, client);
+                let (result, count) = counting.run(step_plan, conn, &make, cancel, progress)?;
+                *slot.lock().expect("count slot") = Some(count);
+                Ok(result)
             }
             Engine::Multiplexed(loops) => mux::run_step_mux(
                 step_plan,
@@ -332,6 +363,11 @@ pub fn prepare_test(
     let step_plan = suite.step_plan(test, &label);
     let engine = match sharding(plan, ctx, &suite, test, &label)? {
         Some(s) => Engine::Sharded(Box::new(s)),
+        None if ctx.instructions.is_some() => {
+            let events = ctx.instructions.expect("checked").for_test(test);
+            let c = counting(ctx, events, step_plan.threads)?;
+            Engine::Counted(Box::new(c), ctx.counted.clone())
+        }
         None if p.mux_from > 0
             && threads >= p.mux_from
             && suite.mux_client(test, 0).is_some()

@@ -13,6 +13,9 @@ pub mod target;
 mod targets;
 mod workload_file;
 
+pub mod instructions;
+pub use instructions::{CountedEvents, DEFAULT_INSTRUCTION_EVENTS};
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -82,6 +85,9 @@ pub struct Plan {
     /// `--memory-limit`: a hard memory cgroup limit around each managed
     /// server, bytes.
     pub memory_limit: Option<u64>,
+    /// `--instructions`: count the server's instructions under Valgrind,
+    /// with this many events per step; `None`: a normal run.
+    pub instructions: Option<CountedEvents>,
     /// The checked workload file of `--workload` (suite `workload`).
     pub workload: Option<crate::workload::file::Workload>,
     /// The order of measurements across targets and repetitions.
@@ -146,6 +152,11 @@ pub struct PlanInput {
     /// `--memory-limit` as given (`512MiB`, `1GiB`, `96` MiB).
     #[serde(default)]
     pub memory_limit: Option<String>,
+    /// `--instructions`: count the server's instructions under Valgrind.
+    pub instructions: bool,
+    /// `--events`: events per step in that mode (`None`:
+    /// [`DEFAULT_INSTRUCTION_EVENTS`]).
+    pub events: Option<u64>,
     /// `--workload`: a workload file's path or a shipped name (tpcb-like).
     pub workload: Option<String>,
     /// `--workload-param NAME=VALUE`: overrides of the file's params.
@@ -356,7 +367,9 @@ impl Plan {
                 ));
             }
         }
+        let instructions = instructions::instruction_events(&input, suite, &targets)?;
         Ok(Plan {
+            instructions,
             client_hosts,
             interleave,
             min_effect,

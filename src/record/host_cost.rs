@@ -306,4 +306,16 @@ pub struct StepHost {
     /// The server's CPU profile (`--cpu-profile`; why there is none is in
     /// `metrics.missing["cpu_profile"]`).
     pub cpu_profile: Option<super::server_counters::CpuProfile>,
+    /// Instructions counted under Valgrind (`--instructions`; why there
+    /// are none is in `metrics.missing["instructions"]`).
+    pub instructions: Option<super::instructions::StepInstructions>,
+}
+
+impl StepHost {
+    /// Whether the step ran under Valgrind (`--instructions`), counted or
+    /// not (then `metrics.missing["instructions"]` says why): its QPS and
+    /// latencies are that mode's wall-clock numbers.
+    pub fn under_valgrind(&self) -> bool {
+        self.instructions.is_some() || self.metrics.missing.contains_key("instructions")
+    }
 }

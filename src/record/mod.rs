@@ -2,7 +2,8 @@
 //! ([`step`]), which step it was ([`step_info`]), the server each target
 //! ran on ([`target`]), the host ([`host`]) and its cost per operation
 //! ([`host_cost`]), the Insert Benchmark's derived metrics ([`ibench`]),
-//! and the slices a step was measured in ([`slices`]).
+//! the slices a step was measured in ([`slices`]), and the instructions
+//! counted under Valgrind ([`instructions`]).
 //!
 //! A leaf: it imports nothing of ours. The runner, metrics and workloads
 //! produce these types, the store writes and reads them, and the report
@@ -11,6 +12,7 @@
 pub mod host;
 pub mod host_cost;
 pub mod ibench;
+pub mod instructions;
 pub mod server_counters;
 pub mod slices;
 pub mod step;
@@ -23,6 +25,7 @@ pub use host_cost::{
     HostSecond, OpRates, PerOp, Phase, StepHost,
 };
 pub use ibench::{ClientRates, Fairness, IbenchMetrics, SLA_FRACTION, Sla};
+pub use instructions::{FunctionIr, StepInstructions};
 pub use server_counters::{CounterKind, CounterReading, CpuProfile, ServerCounters};
 pub use step::{
     ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,

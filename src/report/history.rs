@@ -46,21 +46,33 @@ pub enum Metric {
     /// processes where sampled. What a setting that costs CPU changes, and
     /// steadier than throughput on a shared machine.
     Cpu,
+    /// The server's instructions per statement counted under Valgrind
+    /// (`run --instructions`): only steps counted so, and only they (the
+    /// other metrics leave them out: their wall-clock numbers are that
+    /// mode's).
+    Instructions,
 }
 
 impl Metric {
-    /// `rate` or `cpu`.
+    /// `rate`, `cpu` or `instructions`.
     pub fn parse(s: &str) -> Option<Metric> {
         match s {
             "rate" | "qps" => Some(Metric::Rate),
             "cpu" => Some(Metric::Cpu),
+            "instructions" => Some(Metric::Instructions),
             _ => None,
         }
     }
 
     /// The unit and value this metric reads from a stored step.
     fn of(self, s: &StepRecord) -> Option<(String, f64)> {
+        let counted = s.host.as_ref().and_then(|h| h.instructions.as_ref());
+        let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
+        if valgrind != (self == Metric::Instructions) {
+            return None;
+        }
         let (unit, value) = match (self, s.ibench_metrics()) {
+            (Metric::Instructions, _) => ("Ir/query".to_string(), counted?.per_statement()?),
             (Metric::Rate, Some(m)) => (m.rate_unit.clone(), m.rate),
             (Metric::Rate, None) => ("qps".to_string(), s.qps),
             (Metric::Cpu, _) => {

@@ -226,6 +226,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         plan_changes: Vec::new(),
         server: None,
         profiles: None,
+        instructions: None,
         storage: Vec::new(),
         shards: Vec::new(),
         notes: Vec::new(),

@@ -24,6 +24,7 @@ pub mod history_render;
 pub mod ibench;
 pub mod ibench_input;
 pub mod ibench_verdicts;
+pub mod instructions;
 pub mod model;
 pub mod overview;
 pub mod plans;

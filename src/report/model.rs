@@ -56,6 +56,10 @@ pub struct Report {
     /// CPU profiles per step (absent when none were asked for).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiles: Option<ProfileSection>,
+    /// Instructions per query counted under Valgrind (`run
+    /// --instructions`); `None` when no selected step was counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<super::instructions::InstructionSection>,
     /// iostat detail and `dbgb2` per step (empty when no disk was watched).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub storage: Vec<super::storage::StorageStep>,
@@ -143,6 +147,9 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
     if sweep.is_some() {
         notes.push("a concurrency sweep: the sysbench tables show each test at its first client count; the sweep section has every count".into());
     }
+    if let Some(note) = super::instructions::wall_clock_note(&columns) {
+        notes.push(note);
+    }
     if sysbench.is_none() && ibench.is_none() {
         notes.push("the selected targets have no reported steps to compare".into());
     }
@@ -171,6 +178,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         plan_changes: plans::changes(&columns),
         server: server_counters::build(&columns),
         profiles: cpu_profile::build(&columns),
+        instructions: super::instructions::build(&columns),
         storage: super::storage::build(&columns),
         shards: super::shards::build(&columns),
         sweep,

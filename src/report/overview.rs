@@ -235,6 +235,25 @@ pub fn build(r: &Report) -> Overview {
             detectable: intervals.iter().map(|v| detectable(v)).collect(),
         });
     }
+    if let Some(s) = &r.instructions {
+        groups.push(GroupVerdicts {
+            suite: "instructions",
+            title: "instructions per query (Valgrind)".into(),
+            anchor: "instructions".into(),
+            tests: s.tests.len(),
+            counts: s.summaries.iter().map(|x| x.verdicts).collect(),
+            detectable: (1..=s.summaries.len())
+                .map(|i| {
+                    let ivs: Vec<_> = s
+                        .tests
+                        .iter()
+                        .map(|t| t.cells.get(i).and_then(|c| c.as_ref()?.interval))
+                        .collect();
+                    detectable(&ivs)
+                })
+                .collect(),
+        });
+    }
     changes.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
     let (same, changes): (Vec<RealChange>, Vec<RealChange>) = changes
         .into_iter()

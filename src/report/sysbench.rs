@@ -295,9 +295,16 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
             let cost: Vec<Option<f64>> = (0..SYSBENCH_COST.len())
                 .map(|k| m.median_of(|s| sysbench_cost(s)[k]))
                 .collect();
+            // A run under Valgrind (`--instructions`) is 30-100x slower:
+            // its QPS is never compared with a normal run's.
+            let valgrind = |m: &Measurements<'_>| {
+                m.steps
+                    .iter()
+                    .any(|(_, s)| super::instructions::under_valgrind(s))
+            };
             let vs_base = base
                 .as_ref()
-                .filter(|b| i > 0 && b.comparable && m.comparable);
+                .filter(|b| i > 0 && b.comparable && m.comparable && valgrind(b) == valgrind(&m));
             let (interval, verdict_qps, rel) = match vs_base {
                 Some(b) => {
                     let (iv, v) = compare(&qps_of(b), &qps_of(&m), opts.min_effect);

@@ -156,6 +156,7 @@ pub(super) fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_eff
             Some(Method::WelchT) => " from unpaired repetitions",
             Some(Method::BlockBootstrap) => " from per-second rates within one measurement each",
             Some(Method::PairedSlices) => " from slices paired in time",
+            Some(Method::InstructionFloor) => " from the A/A floor of instruction counts",
             None => "",
         },
         format::amount(min_effect * 100.0).trim_end_matches(".00"),

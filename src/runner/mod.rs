@@ -83,6 +83,7 @@ pub fn run_step(
     run_step_full(
         plan,
         None,
+        None,
         connector,
         make_work,
         cancel,
@@ -106,6 +107,7 @@ pub fn run_step_paced(
     run_step_full(
         plan,
         rate_per_client,
+        None,
         connector,
         make_work,
         cancel,
@@ -126,14 +128,58 @@ pub fn run_step_held(
     on_progress: &mut dyn FnMut(&Progress<'_>),
     hold: &dyn Fn() -> Result<(), DbError>,
 ) -> Result<StepResult, DbError> {
-    run_step_full(plan, None, connector, make_work, cancel, on_progress, hold)
+    run_step_full(
+        plan,
+        None,
+        None,
+        connector,
+        make_work,
+        cancel,
+        on_progress,
+        hold,
+    )
 }
 
-/// The step runner behind [`run_step`], [`run_step_paced`] and
-/// [`run_step_held`]: an optional per-client rate and a start hold.
+/// [`run_step_held`] that runs a fixed number of events instead of a
+/// duration: each client stops after `events_per_client` successful
+/// events, with no warm-up (a client that wants one does it in
+/// [`ClientWork::prepare`]); the step's seconds are the time it took. The
+/// instruction-count mode's steps (`run --instructions`): under Valgrind a
+/// duration would measure very different amounts of work.
+pub fn run_step_counted(
+    plan: &StepPlan,
+    events_per_client: u64,
+    connector: &dyn Connector,
+    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress<'_>),
+    hold: &dyn Fn() -> Result<(), DbError>,
+) -> Result<StepResult, DbError> {
+    let plan = StepPlan {
+        warmup: Duration::ZERO,
+        ..plan.clone()
+    };
+    run_step_full(
+        &plan,
+        None,
+        Some(events_per_client),
+        connector,
+        make_work,
+        cancel,
+        on_progress,
+        hold,
+    )
+}
+
+/// The step runner behind [`run_step`], [`run_step_paced`],
+/// [`run_step_held`] and [`run_step_counted`]: an optional per-client
+/// rate, an optional quota of events per client (then no deadline) and a
+/// start hold.
+#[allow(clippy::too_many_arguments)]
 fn run_step_full(
     plan: &StepPlan,
     rate_per_client: Option<f64>,
+    quota: Option<u64>,
     connector: &dyn Connector,
     make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
     cancel: &AtomicBool,
@@ -171,8 +217,11 @@ fn run_step_full(
                         index: client as usize,
                         client,
                         measure_from: start + plan.warmup,
-                        deadline: Some(start + plan.warmup + plan.duration),
-                        quota: None,
+                        deadline: match quota {
+                            Some(_) => None,
+                            None => Some(start + plan.warmup + plan.duration),
+                        },
+                        quota,
                         until_ended: None,
                         pacer: rate_per_client.and_then(|r| pace::Pacer::new(start, r)),
                         gate: None,
@@ -193,6 +242,7 @@ fn run_step_full(
             clients: threads,
             counters: &counters,
             cancel,
+            quota,
         };
         let start = start_gate.open_held_or_join(&mut joins, hold)?;
         run.finish(start, joins, on_progress)
@@ -208,6 +258,9 @@ pub(crate) struct Coordinated<'a> {
     /// One per spawned thread.
     pub counters: &'a [Counters],
     pub cancel: &'a AtomicBool,
+    /// Events per client when the step runs a fixed number of events
+    /// (then it has no deadline and its seconds are the time it took).
+    pub quota: Option<u64>,
 }
 
 impl Coordinated<'_> {
@@ -222,12 +275,12 @@ impl Coordinated<'_> {
         let (plan, cancel) = (self.plan, self.cancel);
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
-        let quotas = vec![None; self.counters.len()];
+        let quotas = vec![self.quota; self.counters.len()];
         let watch = Watch {
             label: &plan.label,
             start,
             measure_from,
-            end: Some(end),
+            end: self.quota.is_none().then_some(end),
             quotas: &quotas,
             cancel,
             abort: None,
@@ -237,7 +290,22 @@ impl Coordinated<'_> {
             .into_iter()
             .filter_map(|h| h.join().expect("client thread panicked"))
             .collect();
-        let stopped = Instant::now().min(end);
+        let stopped = match self.quota {
+            Some(_) => Instant::now(),
+            None => Instant::now().min(end),
+        };
+        // A counted step lasted as long as its events took.
+        let counted;
+        let plan = match self.quota {
+            Some(_) => {
+                counted = StepPlan {
+                    duration: stopped.saturating_duration_since(measure_from),
+                    ..plan.clone()
+                };
+                &counted
+            }
+            None => plan,
+        };
         let per_second = sum_seconds(&seconds, |_| true);
         let retries = self
             .counters

@@ -151,6 +151,7 @@ pub fn run_step_mux(
             clients,
             counters: &counters,
             cancel,
+            quota: None,
         };
         run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
     })

@@ -23,6 +23,9 @@ pub enum Method {
     /// A and B measured in alternating short slices, A B B A …), its
     /// sample size reduced for the lag-1 autocorrelation of the ratios.
     PairedSlices,
+    /// One instruction count on each side (`run --instructions`): the
+    /// ratio ± a floor that A/A runs in that mode justify.
+    InstructionFloor,
 }
 
 impl Method {
@@ -39,6 +42,10 @@ impl Method {
             Method::PairedSlices => {
                 "t interval on the log ratios of slices paired in time (A B B A …), \
                  its sample size reduced for their lag-1 autocorrelation"
+            }
+            Method::InstructionFloor => {
+                "instruction counts, one each: the ratio ± a floor from A/A runs in \
+                 instruction-count mode"
             }
         }
     }
@@ -206,6 +213,16 @@ fn from_log(center: f64, half: f64, n: usize, method: Method) -> Interval {
         n: n as u32,
         method,
     }
+}
+
+/// The interval of one instruction count on each side: `other / base`
+/// ± `floor` (a fraction, on the log scale). `None` for a count ≤ 0.
+pub fn floor_ratio(base: f64, other: f64, floor: f64) -> Option<Interval> {
+    if !(base > 0.0 && other > 0.0) {
+        return None;
+    }
+    let center = (other / base).ln();
+    Some(from_log(center, floor, 1, Method::InstructionFloor))
 }
 
 /// Paired t interval: `base[i]` and `other[i]` were measured together

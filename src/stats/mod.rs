@@ -30,10 +30,12 @@ mod verdict;
 
 pub use bootstrap::{block_bootstrap_ratio, block_length};
 pub use interval::{
-    Interval, MIN_SLICE_PAIRS, Measured, Method, paired_ratio, ratio_interval, slice_ratio,
-    welch_ratio,
+    Interval, MIN_SLICE_PAIRS, Measured, Method, floor_ratio, paired_ratio, ratio_interval,
+    slice_ratio, welch_ratio,
 };
-pub use verdict::{DEFAULT_MIN_EFFECT, Verdict, VerdictCounts, parse_min_effect, verdict};
+pub use verdict::{
+    DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, parse_min_effect, verdict,
+};
 
 /// The confidence level of every interval tidemark reports.
 pub const LEVEL: f64 = 0.95;

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow};
 
 use super::backend::{Backend, Value, params};
 use super::write::{int, real};
-use crate::record::{CounterReading, CpuProfile, Phase, ServerCounters};
+use crate::record::{CounterReading, CpuProfile, Phase, ServerCounters, StepInstructions};
 
 /// Inserts every reading of `counters` for step `step_id`.
 pub(super) fn insert(db: &mut Backend, step_id: i64, counters: &ServerCounters) -> Result<()> {
@@ -98,5 +98,59 @@ pub(super) fn load_profile(db: &mut Backend, step_id: i64) -> Result<Option<CpuP
         secs: r.at(1)?,
         samples: r.at::<i64>(2)?.max(0) as u64,
         folded: r.at(3)?,
+    }))
+}
+
+/// Stores step `step_id`'s instruction count.
+pub(super) fn insert_instructions(
+    db: &mut Backend,
+    step_id: i64,
+    i: &StepInstructions,
+) -> Result<()> {
+    let functions = serde_json::to_string(&i.functions)?;
+    db.execute(
+        "INSERT INTO step_instructions (step_id, events, statements, client_ir, marker_ir,
+             background_ir, background_procs, clients, functions)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        &params![
+            step_id,
+            int(i.events),
+            int(i.statements),
+            int(i.client_ir),
+            int(i.marker_ir),
+            int(i.background_ir),
+            int(u64::from(i.background_procs)),
+            int(u64::from(i.clients)),
+            functions.as_str()
+        ],
+    )
+    .context("instruction count")?;
+    Ok(())
+}
+
+/// Step `step_id`'s instruction count, if it was counted.
+pub(super) fn load_instructions(
+    db: &mut Backend,
+    step_id: i64,
+) -> Result<Option<StepInstructions>> {
+    let rows = db.query(
+        "SELECT events, statements, client_ir, marker_ir, background_ir, background_procs,
+             clients, functions FROM step_instructions WHERE step_id = ?1",
+        &params![step_id],
+    )?;
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
+    let n = |i: usize| -> Result<u64> { Ok(r.at::<i64>(i)?.max(0) as u64) };
+    let functions: String = r.at(7)?;
+    Ok(Some(StepInstructions {
+        events: n(0)?,
+        statements: n(1)?,
+        client_ir: n(2)?,
+        marker_ir: n(3)?,
+        background_ir: n(4)?,
+        background_procs: n(5)? as u32,
+        clients: n(6)? as u32,
+        functions: serde_json::from_str(&functions).context("step_instructions.functions")?,
     }))
 }

@@ -140,6 +140,11 @@ struct JsonStep<'a> {
     hw: Option<serde_json::Value>,
     /// The samplers' rows, one per interval (empty without samplers).
     host_seconds: &'a [HostSecond],
+    /// Instructions counted under Valgrind (`run --instructions`): this
+    /// step's QPS and latencies are wall-clock numbers of that mode, not
+    /// comparable with a normal run's. Absent for a normal step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a crate::record::StepInstructions>,
 }
 
 #[derive(Serialize)]
@@ -242,6 +247,7 @@ impl<'a> From<&'a StepRecord> for JsonStep<'a> {
                 .as_ref()
                 .map(|h| super::hw_columns::json_object(&h.metrics)),
             host_seconds: s.host.as_ref().map_or(&[], |h| &h.seconds[..]),
+            instructions: s.host.as_ref().and_then(|h| h.instructions.as_ref()),
         }
     }
 }
@@ -285,15 +291,54 @@ pub const CSV_COLUMNS: [&str; 35] = [
     "client_cpu_us_per_query",
 ];
 
+/// The CSV's instruction-count columns (`run --instructions`; empty for
+/// a normal step): whether the step ran under Valgrind (its QPS and
+/// latencies are then that mode's wall-clock numbers), the client
+/// backends' instructions per statement and per event, the background
+/// processes' per statement, the events and statements counted.
+pub const INSTRUCTION_COLUMNS: [&str; 6] = [
+    "under_valgrind",
+    "instr_per_query",
+    "instr_per_event",
+    "instr_background_per_query",
+    "instr_events",
+    "instr_statements",
+];
+
 /// The CSV header: [`CSV_COLUMNS`], then the hardware summary's columns
-/// ([`HW_NUMERIC`], [`HW_TEXT`]).
+/// ([`HW_NUMERIC`], [`HW_TEXT`]), then [`INSTRUCTION_COLUMNS`].
 pub fn csv_header() -> Vec<&'static str> {
     CSV_COLUMNS
         .iter()
         .chain(&HW_NUMERIC)
         .chain(&HW_TEXT)
+        .chain(&INSTRUCTION_COLUMNS)
         .copied()
         .collect()
+}
+
+/// A step's [`INSTRUCTION_COLUMNS`] cells.
+fn instruction_cells(s: &StepRecord) -> [String; 6] {
+    let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
+    let Some(i) = s.host.as_ref().and_then(|h| h.instructions.as_ref()) else {
+        return [
+            valgrind.to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ];
+    };
+    let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    [
+        "true".to_string(),
+        num(i.per_statement()),
+        num(i.per_event()),
+        num(i.background_per_statement()),
+        i.events.to_string(),
+        i.statements.to_string(),
+    ]
 }
 
 /// Writes run `run` (or every stored run) as CSV: a header line
@@ -357,7 +402,8 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
                 let hw = numeric
                     .into_iter()
                     .map(|v| opt(v.map(|v| v.to_string())))
-                    .chain(text);
+                    .chain(text)
+                    .chain(instruction_cells(s));
                 write_csv_row(out, row.into_iter().chain(hw))?;
             }
         }
@@ -585,7 +631,7 @@ mod tests {
         let after = lines[2].split("\"\"x\"\"\",").nth(1).unwrap();
         assert_eq!(after.split(',').count(), csv_header().len() - 7);
         assert!(
-            lines[2].ends_with(",stored without samplers"),
+            lines[2].ends_with(",stored without samplers,false,,,,,"),
             "{}",
             lines[2]
         );

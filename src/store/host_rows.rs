@@ -249,6 +249,9 @@ pub(super) fn insert(db: &mut Backend, step_id: i64, host: &StepHost) -> Result<
     if let Some(profile) = &host.cpu_profile {
         super::counter_rows::insert_profile(db, step_id, profile)?;
     }
+    if let Some(i) = &host.instructions {
+        super::counter_rows::insert_instructions(db, step_id, i)?;
+    }
     Ok(())
 }
 
@@ -276,11 +279,14 @@ pub(super) fn load(db: &mut Backend, step_id: i64) -> Result<Option<StepHost>> {
         .with_context(|| format!("step {step_id}: step_server_counters"))?;
     let cpu_profile = super::counter_rows::load_profile(db, step_id)
         .with_context(|| format!("step {step_id}: step_cpu_profiles"))?;
+    let instructions = super::counter_rows::load_instructions(db, step_id)
+        .with_context(|| format!("step {step_id}: step_instructions"))?;
     Ok(Some(StepHost {
         seconds,
         metrics,
         server_counters,
         cpu_profile,
+        instructions,
     }))
 }
 

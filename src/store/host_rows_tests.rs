@@ -91,6 +91,20 @@ fn sample_host() -> StepHost {
             samples: 7,
             folded: "postgres;PostgresMain;ExecScan 5\npostgres;[unknown] 2\n".into(),
         }),
+        instructions: Some(crate::record::StepInstructions {
+            events: 300,
+            statements: 300,
+            client_ir: 12_345_678,
+            marker_ir: 41_013,
+            background_ir: 2_000_000,
+            background_procs: 6,
+            clients: 1,
+            functions: vec![crate::record::FunctionIr {
+                name: "postgres+0x1d70d0".into(),
+                self_ir: 100,
+                incl_ir: 1307,
+            }],
+        }),
     }
 }
 
@@ -135,6 +149,7 @@ fn samples_and_summary_round_trip_with_missing_values() {
         metrics: HostCost::from_samples(&[], 2, vec![], OpRates::queries(0.0), BTreeMap::new()),
         server_counters: None,
         cpu_profile: None,
+        instructions: None,
     };
     store
         .write_step_with_host(
@@ -175,6 +190,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
                  ALTER TABLE runs DROP COLUMN process_start;
                  ALTER TABLE steps DROP COLUMN sweep_threads;
                  DROP TABLE shard_members; DROP TABLE shard_steps;
+                 DROP TABLE step_instructions;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';"
             ))
             .unwrap();

@@ -406,6 +406,25 @@ CREATE TABLE step_cpu_profiles (
 );
 "#;
 
+/// Instructions counted under Valgrind (`run --instructions`, issue 26):
+/// per step, the client backends' instructions in the measured interval
+/// and the background processes' apart, and the client backends' top
+/// functions. A step with a row here ran under Valgrind: its wall-clock
+/// numbers (QPS, latency) are not comparable with a normal run's.
+const STEP_INSTRUCTIONS: &str = r#"
+CREATE TABLE step_instructions (
+    step_id          INTEGER PRIMARY KEY REFERENCES steps (id) ON DELETE CASCADE,
+    events           INTEGER NOT NULL,  -- events (transactions) in the interval
+    statements       INTEGER NOT NULL,  -- statements, BEGIN and COMMIT included
+    client_ir        INTEGER NOT NULL,  -- client backends' instructions
+    marker_ir        INTEGER NOT NULL,  -- one marker cycle per client, subtracted
+    background_ir    INTEGER NOT NULL,  -- background processes' instructions
+    background_procs INTEGER NOT NULL,
+    clients          INTEGER NOT NULL,
+    functions        TEXT NOT NULL      -- JSON [{"name", "self", "incl"}]
+);
+"#;
+
 /// Which process runs a run, so that `tidemark runs` can tell a run whose
 /// process died (`abandoned`) from one still going: the host name, the
 /// pid, and the process's start (`BOOT_ID:TICKS`, the boot and the start
@@ -503,6 +522,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::portable("RUN_PROCESS", RUN_PROCESS),
     Migration::portable("SWEEP_POINTS", SWEEP_POINTS),
     Migration::portable("SHARD_BOARD", SHARD_BOARD),
+    Migration::portable("STEP_INSTRUCTIONS", STEP_INSTRUCTIONS),
 ];
 
 /// The schema version this build writes and reads.

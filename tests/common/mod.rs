@@ -59,6 +59,7 @@ pub fn start_pg(dir: &Path, overrides: &[(&str, &str)]) -> ManagedPostgres {
             .collect(),
         dbname: "tidemark".into(),
         start_timeout: Duration::from_secs(120),
+        callgrind_dir: None,
     })
     .expect("managed PostgreSQL starts")
 }

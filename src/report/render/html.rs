@@ -90,6 +90,9 @@ pub fn render(r: &Report) -> String {
             &[crate::report::sections::sysbench::section(r, s)],
         );
     }
+    if let Some(s) = crate::report::sections::instructions::section(r) {
+        crate::report::document::html::write(&mut o, &[s]);
+    }
     if let Some(chain) = crate::report::sections::chain::section(r) {
         crate::report::document::html::write(&mut o, &[chain]);
     }

@@ -92,6 +92,12 @@ pub fn sections(r: &Report) -> Vec<(String, String)> {
             ));
         }
     }
+    if let Some(s) = crate::report::sections::instructions::section(r) {
+        out.push((
+            "instructions".to_string(),
+            crate::report::document::markdown::render(&[s]),
+        ));
+    }
     if let Some(chain) = crate::report::sections::chain::section(r) {
         out.push((
             "chain".to_string(),

@@ -12,6 +12,7 @@
 pub mod chain;
 pub mod context;
 pub mod ibench;
+pub mod instructions;
 pub mod plans;
 pub mod server;
 pub mod shards;

@@ -154,7 +154,25 @@ fn debian_bindirs(root: &Path) -> Vec<PathBuf> {
 /// A command for a PostgreSQL program run as the server user, with
 /// untranslated messages and a working directory every user can enter.
 pub(super) fn tool(bin: &PgBinaries, program: &str, user: &ServerUser) -> Command {
-    let mut cmd = Command::new(bin.program(program));
+    tool_wrapped(bin, program, user, &[])
+}
+
+/// [`tool`] run by `wrapper` (a program and its arguments, e.g. Valgrind;
+/// empty: none).
+pub(super) fn tool_wrapped(
+    bin: &PgBinaries,
+    program: &str,
+    user: &ServerUser,
+    wrapper: &[std::ffi::OsString],
+) -> Command {
+    let mut cmd = match wrapper.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin.program(program));
+            c
+        }
+        None => Command::new(bin.program(program)),
+    };
     user.apply(&mut cmd);
     cmd.env("LC_ALL", "C").current_dir("/").stdin(Stdio::null());
     if let Some(lib) = &bin.preload {

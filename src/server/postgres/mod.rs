@@ -29,8 +29,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
 
-use self::binaries::tool;
 pub use self::binaries::{PgBinaries, find_bindir, parse_version};
+use self::binaries::{tool, tool_wrapped};
 use self::config::{NameCheck, check_config_values, probe_name, unknown_setting, unlisted_names};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config};
 pub use self::preflight::{
@@ -81,6 +81,9 @@ pub struct ManagedPgOptions {
     pub dbname: String,
     /// How long the server may take to accept connections.
     pub start_timeout: Duration,
+    /// Run the server under Valgrind's callgrind writing into this
+    /// directory (`run --instructions`, see [`crate::server::valgrind`]).
+    pub callgrind_dir: Option<PathBuf>,
 }
 
 impl ManagedPgOptions {
@@ -102,6 +105,7 @@ impl ManagedPgOptions {
             overrides: Vec::new(),
             dbname: "tidemark".to_string(),
             start_timeout: Duration::from_secs(60),
+            callgrind_dir: None,
         })
     }
 }
@@ -168,7 +172,20 @@ impl ManagedPostgres {
         check_config_values(bin, &user, &datadir, &conf_path)?;
 
         // Start the postmaster and wait for it.
-        let mut cmd = tool(bin, "postgres", &user);
+        let mut cmd = match &opts.callgrind_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                user.chown_tree(dir)?;
+                tool_wrapped(
+                    bin,
+                    "postgres",
+                    &user,
+                    &super::valgrind::postgres_wrapper(dir),
+                )
+            }
+            None => tool(bin, "postgres", &user),
+        };
         cmd.arg("-D").arg(&datadir);
         let setup = Setup {
             scratch,

@@ -1,0 +1,306 @@
+//! Reading Valgrind callgrind's output files (format version 1, as
+//! callgrind 3.19 writes them, with or without name compression).
+//!
+//! One file is one dump of one process: its header says which process
+//! (`pid:`), which dump (`part:`) and what triggered it (`desc: Trigger:`);
+//! its body gives, per function, the instructions executed in the function
+//! itself (cost lines) and in each call it made (a `calls=` line followed by
+//! the call's inclusive cost). A dump resets the counters, so consecutive
+//! parts of one process add up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One function's costs in a dump.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FnCost {
+    pub self_ir: u64,
+    /// Self plus the inclusive cost of every call it made (calls to itself
+    /// left out, so recursion does not count twice).
+    pub incl_ir: u64,
+}
+
+/// One parsed dump.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dump {
+    pub pid: Option<u32>,
+    pub part: Option<u32>,
+    /// What triggered the dump, e.g. `--dump-before=pg_backend_pid` or
+    /// `Program termination`.
+    pub trigger: String,
+    /// Instructions in the dump: the sum of every function's self cost.
+    pub total_ir: u64,
+    /// Per function, by display name.
+    pub functions: HashMap<String, FnCost>,
+}
+
+impl Dump {
+    /// Whether the dump was triggered on entering function `name`.
+    pub fn before(&self, name: &str) -> bool {
+        self.trigger == format!("--dump-before={name}")
+    }
+}
+
+/// A name table for one kind of compressed name (`fn`, `ob`, `fl`): `(id)
+/// name` defines, `(id)` refers.
+#[derive(Default)]
+struct Names(HashMap<String, String>);
+
+impl Names {
+    fn resolve(&mut self, value: &str) -> String {
+        let value = value.trim();
+        if let Some(rest) = value.strip_prefix('(')
+            && let Some((id, name)) = rest.split_once(')')
+        {
+            let name = name.trim();
+            if name.is_empty() {
+                return self.0.get(id).cloned().unwrap_or_default();
+            }
+            self.0.insert(id.to_string(), name.to_string());
+            return name.to_string();
+        }
+        value.to_string()
+    }
+}
+
+/// A function's display name: the symbol, or `object+ADDR` for a bare
+/// address (a stripped binary's static function).
+fn display_name(function: &str, object: &str) -> String {
+    if function.starts_with("0x") {
+        let base = object.rsplit('/').next().unwrap_or(object);
+        let addr = function.trim_start_matches("0x").trim_start_matches('0');
+        format!("{base}+0x{addr}")
+    } else {
+        function.to_string()
+    }
+}
+
+/// Parses one callgrind output file's text.
+pub fn parse(text: &str) -> Result<Dump, String> {
+    let mut dump = Dump::default();
+    let (mut fns, mut obs) = (Names::default(), Names::default());
+    let mut positions = 1usize;
+    let mut ir_col: Option<usize> = None;
+    let mut object = String::new();
+    let mut call_object: Option<String> = None;
+    let mut current: Option<String> = None;
+    let mut callee: Option<String> = None;
+    // After a `calls=` line the next cost line is the call's inclusive cost.
+    let mut call_pending = false;
+    for line in text.lines() {
+        let Some(first) = line.bytes().next() else {
+            continue;
+        };
+        if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'*') {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let col = ir_col.ok_or("a cost line before the `events:` line")?;
+            let ir = match fields.get(positions + col) {
+                Some(v) => v
+                    .parse::<u64>()
+                    .map_err(|_| format!("bad cost line {line:?}"))?,
+                None => 0,
+            };
+            let name = current.clone().ok_or("a cost line before any `fn=`")?;
+            let entry = dump.functions.entry(name.clone()).or_default();
+            if call_pending {
+                call_pending = false;
+                if callee.as_deref() != Some(name.as_str()) {
+                    // Wrapping: a call in progress at an earlier dump has a
+                    // negative cost written as its two's complement.
+                    entry.incl_ir = entry.incl_ir.wrapping_add(ir);
+                }
+            } else {
+                entry.self_ir += ir;
+                entry.incl_ir = entry.incl_ir.wrapping_add(ir);
+                dump.total_ir += ir;
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once(['=', ':']) else {
+            continue;
+        };
+        match key {
+            "pid" => dump.pid = value.trim().parse().ok(),
+            "part" => dump.part = value.trim().parse().ok(),
+            "desc" => {
+                if let Some(t) = value.trim().strip_prefix("Trigger:") {
+                    dump.trigger = t.trim().to_string();
+                }
+            }
+            "positions" => positions = value.split_whitespace().count().max(1),
+            "events" => {
+                ir_col = Some(
+                    value
+                        .split_whitespace()
+                        .position(|e| e == "Ir")
+                        .ok_or("no Ir event in the `events:` line")?,
+                );
+            }
+            "ob" => object = obs.resolve(value),
+            "cob" => call_object = Some(obs.resolve(value)),
+            "fn" => {
+                let f = fns.resolve(value);
+                current = Some(display_name(&f, &object));
+                call_object = None;
+            }
+            "cfn" => {
+                let f = fns.resolve(value);
+                let ob = call_object.clone().unwrap_or_else(|| object.clone());
+                callee = Some(display_name(&f, &ob));
+            }
+            "calls" => call_pending = true,
+            _ => {}
+        }
+    }
+    if ir_col.is_none() {
+        return Err("not a callgrind file: no `events:` line".into());
+    }
+    // A function whose calls spanned the previous dump can sum below zero:
+    // its inclusive cost in this dump is unknown, not negative.
+    for f in dump.functions.values_mut() {
+        if f.incl_ir > i64::MAX as u64 {
+            f.incl_ir = f.self_ir;
+        }
+    }
+    Ok(dump)
+}
+
+/// Reads and parses one file.
+pub fn read(path: &Path) -> Result<Dump, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The dump files of process `pid` in `dir` (`PREFIX.PID` for the one
+/// written at exit, `PREFIX.PID.N` for dump N), as (part, path), the
+/// numbered parts in order; the exit file (part `u32::MAX`) last.
+pub fn files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, PathBuf)> {
+    let stem = format!("{prefix}.{pid}");
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == stem {
+            out.push((u32::MAX, e.path()));
+        } else if let Some(n) = name.strip_prefix(&format!("{stem}."))
+            && let Ok(n) = n.parse::<u32>()
+        {
+            out.push((n, e.path()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real dump: one PostgreSQL 15 backend (Debian's binary) between two
+    /// `SELECT pg_backend_pid()` markers.
+    const MARKER_CYCLE: &str = include_str!("../../tests/fixtures/callgrind/pg15-marker-cycle.out");
+
+    #[test]
+    fn real_dump_sums_to_its_totals_line() {
+        let d = parse(MARKER_CYCLE).unwrap();
+        assert_eq!(d.pid, Some(24933));
+        assert_eq!(d.part, Some(2));
+        assert!(d.before("pg_backend_pid"), "{}", d.trigger);
+        // The file's own `totals:` line.
+        assert_eq!(d.total_ir, 41013);
+        let self_sum: u64 = d.functions.values().map(|f| f.self_ir).sum();
+        assert_eq!(self_sum, d.total_ir);
+        // Exported functions keep their names; static ones are addresses.
+        assert!(d.functions.contains_key("PostgresMain"), "no PostgresMain");
+        assert!(d.functions.keys().any(|k| k.starts_with("postgres+0x")));
+        // The outermost frame's inclusive cost is the whole dump.
+        // (the dynamic loader's entry, which called everything else).
+        let start = &d.functions["ld-linux-x86-64.so.2+0x1ab70"];
+        assert_eq!(start.incl_ir, d.total_ir);
+        assert_eq!(start.self_ir, 0);
+    }
+
+    #[test]
+    fn compressed_names_calls_and_recursion() {
+        let text = "\
+version: 1
+pid: 7
+part: 3
+desc: Trigger: Program termination
+positions: line
+events: Ir
+summary: 60
+
+ob=(1) /usr/bin/x
+fl=(1) ???
+fn=(1) main
+0 10
+cfn=(2) work
+calls=2 0
+0 45
+fn=(2)
++2 40
+cfn=(2)
+calls=1 0
+0 20
+-1 5
+fn=(3) waiter
+cfn=(2)
+calls=1 0
+0 18446744073709551606
+0 4
+";
+        let d = parse(text).unwrap();
+        assert_eq!((d.pid, d.part), (Some(7), Some(3)));
+        assert_eq!(d.trigger, "Program termination");
+        assert_eq!(d.total_ir, 59);
+        // A call that began before the previous dump: its cost is -10.
+        assert_eq!(
+            d.functions["waiter"],
+            FnCost {
+                self_ir: 4,
+                incl_ir: 4
+            }
+        );
+        assert_eq!(
+            d.functions["main"],
+            FnCost {
+                self_ir: 10,
+                incl_ir: 55
+            }
+        );
+        // The recursive call's 20 is not added to work's inclusive cost.
+        assert_eq!(
+            d.functions["work"],
+            FnCost {
+                self_ir: 45,
+                incl_ir: 45
+            }
+        );
+    }
+
+    #[test]
+    fn addresses_name_their_object_and_garbage_is_refused() {
+        let text = "events: Ir\nob=(2) /usr/lib/postgresql/15/bin/postgres\nfn=(9) 0x00000000001d70d0\n0 3\n";
+        let d = parse(text).unwrap();
+        assert_eq!(d.functions["postgres+0x1d70d0"].self_ir, 3);
+        assert!(parse("hello\n").is_err());
+        assert!(parse("events: Ir\nfn=(1) f\n0 x\n").is_err());
+    }
+
+    #[test]
+    fn files_in_part_order_exit_file_last() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["cg.5.2", "cg.5.10", "cg.5", "cg.5.1", "cg.55.1", "cg.5.x"] {
+            std::fs::write(dir.path().join(n), "").unwrap();
+        }
+        let parts: Vec<u32> = files_of(dir.path(), "cg", 5)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(parts, [1, 2, 10, u32::MAX]);
+    }
+}

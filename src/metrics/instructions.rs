@@ -1,0 +1,244 @@
+//! A step's instruction count from the callgrind dumps its server's
+//! processes wrote (the server side, which brackets the interval, is
+//! `server::valgrind`).
+//!
+//! A client backend's measured interval lies between two dumps it wrote on
+//! entering the marker function (`SELECT pg_backend_pid()` after the last
+//! measured event, and the one before the first); a dump resets the
+//! counters, so the interval is the sum of every part after the earlier
+//! marker up to the later one (a configuration reload in between splits it
+//! into more parts). The interval so taken holds one marker cycle — the end
+//! of one marker query and the start of the next — which the client measured
+//! once more just before, with no event in between: that cycle is
+//! subtracted, function by function. A background process's interval is the
+//! parts after the dump of the first reload up to that of the second.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::callgrind::{self, Dump, FnCost};
+use crate::record::{FunctionIr, StepInstructions};
+
+/// How many functions a step keeps: the largest by inclusive and by self
+/// instructions.
+pub const KEEP_FUNCTIONS: usize = 120;
+
+/// One client backend's interval: instructions, the marker cycle
+/// subtracted, and per function.
+#[derive(Debug, Default, PartialEq)]
+pub struct ClientCount {
+    pub ir: u64,
+    pub marker_ir: u64,
+    pub functions: HashMap<String, FnCost>,
+}
+
+/// The parts of process `pid` under `dir` (files `prefix.PID.N`), parsed,
+/// in order; the file written at exit left out.
+pub fn parts(dir: &Path, prefix: &str, pid: u32) -> Result<Vec<(u32, Dump)>, String> {
+    callgrind::files_of(dir, prefix, pid)
+        .into_iter()
+        .filter(|(n, _)| *n != u32::MAX)
+        .map(|(n, p)| callgrind::read(&p).map(|d| (n, d)))
+        .collect()
+}
+
+/// The highest numbered part process `pid` has written (0: none).
+pub fn latest_part(dir: &Path, prefix: &str, pid: u32) -> u32 {
+    callgrind::files_of(dir, prefix, pid)
+        .into_iter()
+        .filter(|(n, _)| *n != u32::MAX)
+        .map(|(n, _)| n)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The instructions of a dump less those of calls to `reload` in it (a
+/// configuration reload is the bracketing's cost, not the workload's).
+fn without(d: &Dump, reload: &str) -> u64 {
+    let r = d.functions.get(reload).map_or(0, |f| f.incl_ir);
+    d.total_ir.saturating_sub(r)
+}
+
+/// A client backend's interval from its parts: the last three dumps on
+/// entering `marker` are the one before the calibration cycle, the one
+/// starting the interval and the one ending it. A configuration reload
+/// (function `reload`) inside it is left out.
+pub fn client_interval(
+    parts: &[(u32, Dump)],
+    marker: &str,
+    reload: &str,
+) -> Result<ClientCount, String> {
+    let marks: Vec<usize> = parts
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, d))| d.before(marker))
+        .map(|(i, _)| i)
+        .collect();
+    let [.., _, b, c] = marks[..] else {
+        return Err(format!(
+            "{} marker dump(s) where 3 were expected (the client's last marker query did not run)",
+            marks.len()
+        ));
+    };
+    let cycle = &parts[b].1;
+    let mut functions: HashMap<String, FnCost> = HashMap::new();
+    let mut ir = 0u64;
+    for (_, d) in &parts[b + 1..=c] {
+        ir += without(d, reload);
+        add(&mut functions, &d.functions);
+    }
+    functions.remove(reload);
+    for (name, cost) in &cycle.functions {
+        if let Some(f) = functions.get_mut(name) {
+            f.self_ir = f.self_ir.saturating_sub(cost.self_ir);
+            f.incl_ir = f.incl_ir.saturating_sub(cost.incl_ir);
+        }
+    }
+    Ok(ClientCount {
+        ir: ir.saturating_sub(cycle.total_ir),
+        marker_ir: cycle.total_ir,
+        functions,
+    })
+}
+
+/// Instructions in parts `(after, upto]` of one process, its reloads
+/// (function `reload`) left out.
+pub fn parts_between(parts: &[(u32, Dump)], after: u32, upto: u32, reload: &str) -> u64 {
+    parts
+        .iter()
+        .filter(|(n, _)| *n > after && *n <= upto)
+        .map(|(_, d)| without(d, reload))
+        .sum()
+}
+
+fn add(into: &mut HashMap<String, FnCost>, from: &HashMap<String, FnCost>) {
+    for (name, cost) in from {
+        let f = into.entry(name.clone()).or_default();
+        f.self_ir += cost.self_ir;
+        f.incl_ir += cost.incl_ir;
+    }
+}
+
+/// The step's record from its clients' counts and the background total.
+pub fn assemble(
+    clients: &[ClientCount],
+    events: u64,
+    statements: u64,
+    background: (u64, u32),
+) -> StepInstructions {
+    let mut functions: HashMap<String, FnCost> = HashMap::new();
+    for c in clients {
+        add(&mut functions, &c.functions);
+    }
+    StepInstructions {
+        events,
+        statements,
+        client_ir: clients.iter().map(|c| c.ir).sum(),
+        marker_ir: clients.iter().map(|c| c.marker_ir).sum(),
+        background_ir: background.0,
+        background_procs: background.1,
+        clients: clients.len() as u32,
+        functions: top_functions(functions, KEEP_FUNCTIONS),
+    }
+}
+
+/// The `keep` functions with the most inclusive instructions and the
+/// `keep` with the most self instructions (together, no repeats), largest
+/// inclusive first; functions with nothing left out.
+pub fn top_functions(functions: HashMap<String, FnCost>, keep: usize) -> Vec<FunctionIr> {
+    let mut all: Vec<FunctionIr> = functions
+        .into_iter()
+        .filter(|(_, c)| c.incl_ir > 0)
+        .map(|(name, c)| FunctionIr {
+            name,
+            self_ir: c.self_ir,
+            incl_ir: c.incl_ir,
+        })
+        .collect();
+    all.sort_by(|a, b| b.self_ir.cmp(&a.self_ir).then(a.name.cmp(&b.name)));
+    let by_self: std::collections::HashSet<String> =
+        all.iter().take(keep).map(|f| f.name.clone()).collect();
+    all.sort_by(|a, b| b.incl_ir.cmp(&a.incl_ir).then(a.name.cmp(&b.name)));
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, f)| *i < keep || by_self.contains(&f.name))
+        .map(|(_, f)| f)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dump(trigger: &str, fns: &[(&str, u64, u64)]) -> Dump {
+        let functions: HashMap<String, FnCost> = fns
+            .iter()
+            .map(|(n, s, i)| {
+                (
+                    n.to_string(),
+                    FnCost {
+                        self_ir: *s,
+                        incl_ir: *i,
+                    },
+                )
+            })
+            .collect();
+        Dump {
+            trigger: trigger.to_string(),
+            total_ir: fns.iter().map(|f| f.1).sum(),
+            functions,
+            ..Dump::default()
+        }
+    }
+
+    const M: &str = "--dump-before=pg_backend_pid";
+    const R: &str = "--dump-before=ProcessConfigFile";
+
+    #[test]
+    fn interval_sums_parts_between_markers_minus_one_cycle() {
+        let parts = vec![
+            (1, dump(M, &[("connect", 1000, 1000)])),
+            (2, dump(M, &[("marker", 50, 50)])),
+            // A reload in the interval splits it in two parts.
+            (3, dump(R, &[("query", 300, 300), ("marker", 50, 50)])),
+            (
+                4,
+                dump(M, &[("query", 200, 200), ("ProcessConfigFile", 0, 0)]),
+            ),
+        ];
+        let c = client_interval(&parts, "pg_backend_pid", "ProcessConfigFile").unwrap();
+        assert_eq!(c.ir, 500);
+        assert_eq!(c.marker_ir, 50);
+        assert_eq!(c.functions["query"].self_ir, 500);
+        assert_eq!(c.functions["marker"].self_ir, 0);
+        let short = &parts[..2];
+        let e = client_interval(short, "pg_backend_pid", "ProcessConfigFile").unwrap_err();
+        assert!(e.starts_with("2 marker dump(s)"), "{e}");
+    }
+
+    #[test]
+    fn background_parts_and_top_functions() {
+        let parts = vec![
+            (1, dump(R, &[("a", 7, 7)])),
+            (2, dump(R, &[("a", 10, 10)])),
+            (3, dump(R, &[("a", 5, 5), ("ProcessConfigFile", 2, 4)])),
+        ];
+        // Part 3's reload (4 inclusive) is the bracketing's, not counted.
+        assert_eq!(parts_between(&parts, 1, 3, "ProcessConfigFile"), 13);
+        let mut f = HashMap::new();
+        for (i, n) in ["x", "y", "z"].iter().enumerate() {
+            let i = i as u64;
+            f.insert(
+                n.to_string(),
+                FnCost {
+                    self_ir: 10 - i,
+                    incl_ir: 10 + i,
+                },
+            );
+        }
+        f.insert("zero".into(), FnCost::default());
+        let top: Vec<String> = top_functions(f, 1).into_iter().map(|f| f.name).collect();
+        // z has the most inclusive, x the most self.
+        assert_eq!(top, ["z", "x"]);
+    }
+}
