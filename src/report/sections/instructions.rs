@@ -4,7 +4,7 @@
 //! query; then per target the functions whose instructions per query
 //! changed most. Everything it shows comes from `report::instructions`.
 
-use crate::report::document::{Block, Cell, Column, Row, Table};
+use crate::report::document::{Block, Cell, Column, Row, Shade, Table};
 use crate::report::instructions::{EXPLANATION, InstructionSection, ir_change, ir_text};
 use crate::report::model::{Band, Report};
 
@@ -75,14 +75,16 @@ pub fn section(r: &Report) -> Option<Block> {
     ))
 }
 
-/// Per test: each target's Ir per query, ratio and verdict (targets after
-/// the base) and background Ir per query.
+/// Per test: each target's Ir per query, ratio (four decimals: a 0.3 %
+/// change must show) and verdict (targets after the base) and background
+/// Ir per query.
 fn per_test(r: &Report, s: &InstructionSection) -> Table {
     let mut columns = vec![Column::text("test")];
     for (i, t) in r.targets.iter().enumerate() {
         columns.push(Column::num(format!("{} Ir/q", t.label)));
         if i > 0 {
             columns.push(Column::num("ratio"));
+            columns.push(Column::text("verdict"));
         }
         columns.push(Column::num("bg/q"));
     }
@@ -101,15 +103,17 @@ fn per_test(r: &Report, s: &InstructionSection) -> Table {
                                 Some("faster") => Some(Band::Faster),
                                 _ => None,
                             };
-                            v.push(match c.relative {
-                                Some(x) => Cell::ratio(x, c.interval, c.verdict, band),
-                                None => Cell::num(c.ratio_text()),
-                            });
+                            let mut ratio = Cell::num(c.ratio_text()).shaded(Shade::of(band));
+                            if let Some(m) = &c.method {
+                                ratio = ratio.detailed(m.clone());
+                            }
+                            v.push(ratio);
+                            v.push(Cell::text(c.verdict.unwrap_or("")));
                         }
                         v.push(Cell::num(ir_text(c.background_per_query)));
                     }
                     None => {
-                        let width = if i > 0 { 3 } else { 2 };
+                        let width = if i > 0 { 4 } else { 2 };
                         v.extend(std::iter::repeat_n(Cell::num("n/a"), width));
                     }
                 }
