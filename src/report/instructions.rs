@@ -34,9 +34,12 @@ pub const WRITE_FLOOR: f64 = 0.01;
 /// update-one and update-zipf update a few rows over and over: how much
 /// each update prunes depends on timing (2.7 %, 3.8 % and 4.0 % seen).
 pub const HOT_ROW_FLOOR: f64 = 0.05;
-/// The smallest change an instruction-count verdict reports: counts are
-/// exact, so this is far below the wall-clock `--min-effect`.
-pub const MIN_EFFECT: f64 = 0.002;
+/// The smallest change an instruction-count verdict reports, far below the
+/// wall-clock `--min-effect`. Not smaller: two identical servers differed
+/// by 0.35 % on points-notcovered-si in both repetitions (the repetitions
+/// run on the same server, so their interval does not cover a difference
+/// between servers, e.g. the physical layout of a secondary index).
+pub const MIN_EFFECT: f64 = 0.005;
 /// Functions listed per test and target.
 pub const FUNCTION_ROWS: usize = 10;
 
@@ -488,7 +491,7 @@ mod tests {
         assert!(iv.lo > 1.0, "1 % is past a 0.5 % floor: {iv:?}");
         assert_eq!(word(verdict(Some(&iv), MIN_EFFECT)), "slower");
         assert!(how.contains("floor from A/A"), "{how}");
-        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 1003.0)], READ_FLOOR);
+        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 1004.0)], READ_FLOOR);
         assert_eq!(word(verdict(iv.as_ref(), MIN_EFFECT)), "no difference");
         let (iv, how) = compare(
             &[(0, 1000.0), (1, 1001.0)],
