@@ -103,6 +103,17 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
             super::cancel_flag(),
             &mut |done, total| view.load_phase(&label, done, total),
         )?;
+        if plan.sizing.sizing == crate::plan::sizing::Sizing::IoBound
+            && admin.dialect() == crate::db::Dialect::Postgres
+        {
+            // The load leaves the data dirty in the page cache, where an
+            // IO-bound run's memory cgroup must let it stay until written
+            // (it never fails a read for want of memory): a checkpoint
+            // writes it, and the cgroup's watcher then holds the now clean
+            // cache to its target before the first step.
+            admin.execute_text("CHECKPOINT")?;
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
     }
     Ok(Loaded {
         connector,
