@@ -22,7 +22,11 @@ fn a_release_source_is_fetched_once_and_says_where_it_came_from() {
         said.push(l.to_string())
     })
     .unwrap();
-    assert!(dir.ends_with("postgresql-18.6"), "{}", dir.display());
+    assert!(
+        dir.ends_with("src/debian/postgresql-18.6"),
+        "{}",
+        dir.display()
+    );
     let configure = std::fs::read_to_string(dir.join("configure")).unwrap();
     assert!(configure.contains("PACKAGE_VERSION='18.6'"));
     let note = std::fs::read_to_string(dir.join(".tidemark-source")).unwrap();

@@ -2,7 +2,8 @@
 //! 18.6`): Debian's source package of that release from a newer suite
 //! (experimental, sid; see [`crate::server::package::debian`]), downloaded
 //! by `apt-get source` (which checks every file against the suite's signed
-//! index), its upstream tarball unpacked once into `<cache>/src`. The tree
+//! index), its upstream tarball unpacked once into `<cache>/src/debian`
+//! (apart from trees a user unpacks into `<cache>/src` themselves). The tree
 //! says where it came from in `SOURCE_NOTE`, which the build record takes
 //! as its source.
 
@@ -27,7 +28,7 @@ pub fn fetch_source(version: &str, say: &mut dyn FnMut(&str)) -> Result<PathBuf>
     if major.is_empty() {
         bail!("--version {version}: give a PostgreSQL release such as 18.6 or 19beta2");
     }
-    let root = cache_root().join("src");
+    let root = cache_root().join("src").join("debian");
     crate::server::postgres::install::unpack::make_dirs(&root)?;
     let dest = root.join(format!("postgresql-{release}"));
     if dest.join("configure").exists() && dest.join(SOURCE_NOTE).exists() {
