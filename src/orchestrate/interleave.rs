@@ -207,7 +207,8 @@ fn run_sliced(
     let active: Vec<usize> = (0..live.len())
         .filter(|&i| !out[live[i].pos].failed)
         .collect();
-    if active.len() < 2 {
+    let n = sysbench::slices_of(plan, seq);
+    if active.len() < 2 || n <= 1 {
         return Ok(false);
     }
     let mut prepared: Vec<(usize, sysbench::PreparedTest)> = Vec::new();
@@ -224,14 +225,14 @@ fn run_sliced(
                 continue;
             }
         };
-        if test.slices() <= 1 || l.measured[r].contains_key(&test.cell_key()) {
+        if l.measured[r].contains_key(&test.cell_key()) {
             return Ok(false);
         }
         prepared.push((i, test));
     }
-    let Some(n) = prepared.iter().map(|(_, t)| t.slices()).max() else {
+    if prepared.is_empty() {
         return Ok(true);
-    };
+    }
     let mut measuring = Vec::new();
     for (i, _) in &prepared {
         let l = &mut live[*i];

@@ -166,6 +166,19 @@ fn counting(ctx: &StepContext<'_>, events: u64, threads: u32) -> anyhow::Result<
     })
 }
 
+/// How many slices test `seq` is cut into when interleaved: 1 when its
+/// steps run on shards or are counted under Valgrind, or for an unreported
+/// warm-up; else
+/// [`SysbenchParams::slices_for`](crate::workload::sysbench::SysbenchParams::slices_for)
+/// its length.
+pub fn slices_of(plan: &Plan, seq: usize) -> u32 {
+    let test = &plan.tests[seq];
+    if plan.client_hosts.is_some() || plan.instructions.is_some() || !test.reported() {
+        return 1;
+    }
+    plan.sysbench.slices_for(plan.sysbench.secs(test))
+}
+
 /// The longest warm-up of a slice after the first: the server is warm,
 /// only the slice's new connections are not.
 pub const SLICE_WARMUP: std::time::Duration = std::time::Duration::from_millis(250);
@@ -198,24 +211,6 @@ impl PreparedTest {
     /// Its cell key (the step's name, with the client count in a sweep).
     pub fn cell_key(&self) -> String {
         self.info.cell_key()
-    }
-
-    /// Whether its clients run on shards (which cannot be sliced).
-    pub fn sharded(&self) -> bool {
-        matches!(self.engine, Engine::Sharded(_))
-    }
-
-    /// How many slices it is cut into when interleaved: 1 for a step on
-    /// shards or an unreported warm-up, else
-    /// [`SysbenchParams::slices_for`](crate::workload::sysbench::SysbenchParams::slices_for)
-    /// its length.
-    pub fn slices(&self) -> u32 {
-        if self.sharded() || matches!(self.engine, Engine::Counted(..)) || !self.info.reported {
-            return 1;
-        }
-        self.suite
-            .params
-            .slices_for(self.step_plan.duration.as_secs_f64())
     }
 
     /// The step plan of slice `k` of `n`: an equal share of the measured

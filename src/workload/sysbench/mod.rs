@@ -60,6 +60,15 @@ impl SysbenchParams {
     /// it is interleaved: `--slices`, or one a second up to
     /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 5; a 600-second
     /// test: 20 of 30 s).
+    /// Measured seconds of test `t`: the read, write or scan warm-up length.
+    pub fn secs(&self, t: &TestDef) -> f64 {
+        match t.duration {
+            Dur::Read => self.read_secs,
+            Dur::Write => self.write_secs,
+            Dur::ScanWarm => self.scan_warm_secs,
+        }
+    }
+
     pub fn slices_for(&self, secs: f64) -> u32 {
         if self.slices > 0 {
             return self.slices;
@@ -118,11 +127,7 @@ impl Sysbench {
     }
 
     fn secs(&self, t: &TestDef) -> f64 {
-        match t.duration {
-            Dur::Read => self.params.read_secs,
-            Dur::Write => self.params.write_secs,
-            Dur::ScanWarm => self.params.scan_warm_secs,
-        }
+        self.params.secs(t)
     }
 
     /// Threads, warm-up and duration of a test.
