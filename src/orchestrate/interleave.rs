@@ -314,19 +314,13 @@ fn context<'a>(
     (server, label, target_id): TargetRef<'a>,
     measured: HashMap<String, StepRecord>,
 ) -> StepContext<'a> {
-    StepContext {
+    StepContext::for_plan(
+        plan,
         store,
-        target_id,
-        label: label.to_string(),
-        server: server.as_mut(),
         view,
-        rows: Vec::new(),
+        (server.as_mut(), label, target_id),
         measured,
-        devices: plan.devices.clone(),
-        cpu_profile: plan.cpu_profile,
-        instructions: plan.instructions,
-        counted: Default::default(),
-    }
+    )
 }
 
 impl Live {
@@ -408,19 +402,9 @@ fn open(
         }
     }
     let loaded = {
-        let mut ctx = StepContext {
-            store,
-            target_id: target_ids[0],
-            label: info.label.clone(),
-            server: server.as_mut(),
-            view,
-            rows: Vec::new(),
-            measured: HashMap::new(),
-            devices: plan.devices.clone(),
-            cpu_profile: plan.cpu_profile,
-            instructions: plan.instructions,
-            counted: Default::default(),
-        };
+        let server: &mut dyn TargetServer = server.as_mut();
+        let target = (server, info.label.as_str(), target_ids[0]);
+        let mut ctx = StepContext::for_plan(plan, store, view, target, HashMap::new());
         sysbench::prepare(plan, &mut ctx)
     };
     match loaded {

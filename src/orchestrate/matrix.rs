@@ -421,19 +421,13 @@ fn run_cell(
         info.version,
         if info.managed { "managed" } else { "external" }
     ));
-    let mut ctx = StepContext {
+    let mut ctx = StepContext::for_plan(
+        plan,
         store,
-        target_id,
-        label: info.label.clone(),
-        server,
         view,
-        rows: Vec::new(),
+        (server, &info.label, target_id),
         measured,
-        devices: plan.devices.clone(),
-        cpu_profile: plan.cpu_profile,
-        instructions: plan.instructions,
-        counted: Default::default(),
-    };
+    );
     let outcome = match suite {
         Suite::Sysbench => sysbench::run(plan, &mut ctx),
         Suite::Ibench => ibench::run(plan, &mut ctx),

@@ -137,6 +137,33 @@ impl<F> StepRun for F where
 {
 }
 
+impl<'a> StepContext<'a> {
+    /// The context of target row `target_id` (labelled `label`) on
+    /// `server`, with the plan's devices, CPU profile and instruction
+    /// mode, and the steps `measured` by an earlier attempt.
+    pub fn for_plan(
+        plan: &crate::plan::Plan,
+        store: &'a mut Store,
+        view: &'a ProgressView,
+        (server, label, target_id): (&'a mut dyn TargetServer, &str, i64),
+        measured: HashMap<String, StepRecord>,
+    ) -> StepContext<'a> {
+        StepContext {
+            store,
+            target_id,
+            label: label.to_string(),
+            server,
+            view,
+            rows: Vec::new(),
+            measured,
+            devices: plan.devices.clone(),
+            cpu_profile: plan.cpu_profile,
+            instructions: plan.instructions,
+            counted: Default::default(),
+        }
+    }
+}
+
 impl StepContext<'_> {
     /// Runs one step with `run`, stores it in one transaction with its
     /// plans, prints its line, and returns the result. `run` gets the
