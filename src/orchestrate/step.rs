@@ -247,6 +247,13 @@ impl StepContext<'_> {
                 Dialect::Sqlite => {
                     Err("embedded SQLite has no server statistics views".to_string())
                 }
+                // Its queries take snapshots while the step runs, which
+                // decide how much the step's updates can prune.
+                _ if self.instructions.is_some() => Err(
+                    "the server's counters are not sampled under --instructions (their \
+                     queries would change what a step prunes)"
+                        .to_string(),
+                ),
                 _ => CounterSampler::start(connector.as_ref()),
             },
             counters_before: self.server.client_counters(),

@@ -204,7 +204,10 @@ impl Plan {
         let suite = Suite::parse(&input.suite)?;
         let profile = Profile::parse(&input.profile)?;
         let o = &input.overrides;
-        let p = sysbench_params(profile, o)?;
+        let mut p = sysbench_params(profile, o)?;
+        if input.instructions && o.table_size.is_none() {
+            p.table_size = p.table_size.min(instructions::COUNTED_TABLE_SIZE);
+        }
         if suite.runs_sysbench() && !profile.has_sysbench() {
             return Err(format!(
                 "profile {} is an Insert Benchmark profile: use --suite ibench, or --profile quick, small or large for sysbench",

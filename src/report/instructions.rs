@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::model::Column;
 use super::sysbench::median;
 use crate::record::{Group, StepInstructions};
-use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio};
+use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio, widened};
 use crate::store::StepRecord;
 
 /// With one count on each side, the floor of a read test's ratio. A/A in
@@ -253,16 +253,22 @@ fn compare(base: &[(u32, f64)], other: &[(u32, f64)], floor: f64) -> (Option<Int
     let bv: Vec<f64> = b.iter().map(|x| x.1).collect();
     let ov: Vec<f64> = o.iter().map(|x| x.1).collect();
     let paired = b.iter().map(|x| x.0).eq(o.iter().map(|x| x.0));
+    // Repetitions run on the same two servers: their spread does not
+    // cover how two servers differ, which the floor does.
+    let between = format!(
+        "widened by the ±{:.2} % floor between servers",
+        floor * 100.0
+    );
     if paired && let Some(iv) = paired_ratio(&bv, &ov) {
         let how = format!(
-            "instruction count: t interval on {} repetitions paired in time",
+            "instruction count: t interval on {} repetitions paired in time, {between}",
             bv.len()
         );
-        return (Some(iv), how);
+        return (Some(widened(iv, floor)), how);
     }
     (
-        welch_ratio(&bv, &ov),
-        "instruction count: Welch t on unpaired repetitions".to_string(),
+        welch_ratio(&bv, &ov).map(|iv| widened(iv, floor)),
+        format!("instruction count: Welch t on unpaired repetitions, {between}"),
     )
 }
 

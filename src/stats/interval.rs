@@ -225,6 +225,17 @@ pub fn floor_ratio(base: f64, other: f64, floor: f64) -> Option<Interval> {
     Some(from_log(center, floor, 1, Method::InstructionFloor))
 }
 
+/// `iv` widened by a floor (a fraction, on the log scale) added in
+/// quadrature: `sqrt(half² + floor²)` about the same estimate. For
+/// repetitions that ran on the same pair of servers, whose interval cannot
+/// see how two servers differ: the floor is that difference as A/A runs
+/// measured it.
+pub fn widened(iv: Interval, floor: f64) -> Interval {
+    let center = iv.estimate.ln();
+    let half = (iv.hi.ln() - iv.lo.ln()) / 2.0;
+    from_log(center, half.hypot(floor), iv.n as usize, iv.method)
+}
+
 /// Paired t interval: `base[i]` and `other[i]` were measured together
 /// (repetition `i`); the interval is on the mean of `ln(other/base)`,
 /// transformed back. Needs two or more pairs of positive values.
@@ -281,6 +292,22 @@ pub fn welch_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widening_adds_the_floor_in_quadrature_about_the_same_estimate() {
+        // Two repetitions that agree exactly: the t half-width is 0, the
+        // floor alone remains.
+        let iv = paired_ratio(&[100.0, 200.0], &[101.0, 202.0]).unwrap();
+        let w = widened(iv, 0.002);
+        assert!((w.estimate - 1.01).abs() < 1e-12);
+        assert!((w.hi.ln() - 1.01f64.ln() - 0.002).abs() < 1e-12);
+        // A t half-width of 0.003 and a floor of 0.004 make 0.005.
+        let iv = from_log(0.0, 0.003, 3, Method::PairedT);
+        let w = widened(iv, 0.004);
+        assert!((w.hi.ln() - 0.005).abs() < 1e-12);
+        assert!((w.lo.ln() + 0.005).abs() < 1e-12);
+        assert_eq!((w.n, w.method), (3, Method::PairedT));
+    }
 
     #[test]
     fn slice_interval_matches_a_hand_computation() {

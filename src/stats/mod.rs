@@ -31,7 +31,7 @@ mod verdict;
 pub use bootstrap::{block_bootstrap_ratio, block_length};
 pub use interval::{
     Interval, MIN_SLICE_PAIRS, Measured, Method, floor_ratio, paired_ratio, ratio_interval,
-    slice_ratio, welch_ratio,
+    slice_ratio, welch_ratio, widened,
 };
 pub use verdict::{
     DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, parse_min_effect, verdict,

@@ -255,6 +255,24 @@ pub fn create_and_load(
     Ok(())
 }
 
+/// Before a step counted under Valgrind (`run --instructions`): the same
+/// starting state on every server, whatever its background did before.
+/// PostgreSQL: VACUUM of each table (dead tuples pruned, hint bits and the
+/// visibility map set, so reads after writes do the same work and the
+/// planner sees the same `relallvisible`), then a CHECKPOINT (the step's
+/// first change to each page writes its full-page image into the WAL on
+/// every server alike). Other servers: nothing.
+pub fn settle_for_count(conn: &mut dyn Conn, tables: u32) -> Result<(), DbError> {
+    if conn.dialect() != Dialect::Postgres {
+        return Ok(());
+    }
+    for t in 1..=tables {
+        conn.execute_text(&format!("VACUUM sbtest{t}"))?;
+    }
+    conn.execute_text("CHECKPOINT")?;
+    Ok(())
+}
+
 /// The housekeeping budget: min(1200, 60 + total_rows/1e6) seconds, scaled
 /// by the profile (quick runs use a small fraction of it).
 pub fn postwrite_budget(total_rows: u64, scale: f64) -> Duration {

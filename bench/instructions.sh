@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Calibration of the instruction-count verdicts (`run --instructions`) with
+# planted regressions: builds PostgreSQL from one source tree without and
+# with each patch of bench/planted/ (a fixed amount of work per executed
+# statement), counts the sysbench tests on all of them under Valgrind, and
+# prints per test and patch: the verdict, the measured increase of client
+# instructions per statement, and the patch's own cost per statement
+# (tidemark_planted_work's inclusive instructions, counted apart by
+# callgrind in the same step).
+#
+# What should come out: every test where the patch is at least 0.3 % of the
+# statement's instructions is flagged slower, and the measured increase is
+# the patch's cost within 10 % on every test.
+#
+# usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
+#   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
+#            .ci/setup fetches; any 12-19 tree takes the patches)
+#   tests    comma-separated sysbench tests, or "all" (default: the 32
+#            reported tests of the quick profile)
+#   patches  default: bench/planted/pg-*.patch
+# env: TIDEMARK_CACHE (install cache; default the test cache),
+#      TIDEMARK_BIN (a tidemark binary to use instead of a release build),
+#      WALL_CLOCK=1 also runs the base and the first patch in the normal
+#      wall-clock mode (--repeat 3, quick) and prints what that flagged.
+# needs: valgrind, a C compiler and PostgreSQL's build dependencies
+#        (bash .ci/setup installs them), python3
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+src=${1:-/tmp/tidemark-test-cache/src/postgresql-15.18}
+dir=${2:-/tmp/tidemark-planted}
+tests=${3:-all}
+shift $(( $# < 3 ? $# : 3 ))
+patches=("$@")
+[ ${#patches[@]} -eq 0 ] && patches=("$here"/bench/planted/pg-*.patch)
+export TIDEMARK_CACHE=${TIDEMARK_CACHE:-/tmp/tidemark-test-cache}
+if command -v ccache >/dev/null; then
+    export CC=${CC:-ccache gcc} CCACHE_DIR=${CCACHE_DIR:-$TIDEMARK_CACHE/ccache}
+fi
+[ -f "$src/configure" ] || { echo "no PostgreSQL source tree at $src: give one as the first argument" >&2; exit 2; }
+cd "$here"
+tm=${TIDEMARK_BIN:-}
+if [ -z "$tm" ]; then
+    cargo build --release --quiet
+    tm=$here/target/release/tidemark
+fi
+mkdir -p "$dir"
+
+# Builds one variant and prints its target name (pg@VERSION_BUILD).
+build() {
+    local log=$1; shift
+    "$tm" servers build pg --src "$src" --build o2nofp "$@" >"$log" 2>&1 \
+        || { tail -5 "$log" >&2; exit 1; }
+    sed -n 's/^built pg@\([^ ]*\) .*/\1/p;s/^pg@\([^ ]*\) is built already.*/\1/p' "$log" | head -1
+}
+base=$(build "$dir/build-base.log")
+[ -n "$base" ] || { cat "$dir/build-base.log" >&2; exit 1; }
+targets=(--target "pg@$base")
+names=()
+for p in "${patches[@]}"; do
+    n=$(build "$dir/build-$(basename "$p" .patch).log" --patch "$p")
+    targets+=(--target "pg@$n")
+    names+=("$(basename "$p" .patch)=pg@$n")
+done
+echo "base pg@$base; patched: ${names[*]}"
+
+test_args=()
+[ "$tests" != all ] && test_args=(--tests "$tests")
+rm -rf "$dir/counted"
+start=$(date +%s)
+"$tm" run --suite sysbench "${test_args[@]}" "${targets[@]}" --instructions \
+    --results "$dir/counted" --no-report >"$dir/counted.log" 2>&1 \
+    || { tail -5 "$dir/counted.log"; exit 1; }
+echo "counted run: $(( $(date +%s) - start )) s ($dir/counted.log)"
+"$tm" report --results "$dir/counted" -o "$dir/counted/report" >/dev/null
+"$tm" export --results "$dir/counted" --format json >"$dir/counted/export.json"
+python3 - "$dir/counted/report/report.json" "$dir/counted/export.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+export = json.load(open(sys.argv[2]))
+PLANTED = "tidemark_planted_work"
+# The planted function's inclusive instructions per statement, per target
+# label and step name, where callgrind's kept functions list it.
+cost = {}
+for run in export["runs"]:
+    for t in run["targets"]:
+        for s in t["steps"]:
+            i = s.get("instructions")
+            if not i or not i["statements"]:
+                continue
+            for f in i["functions"]:
+                if f["name"] == PLANTED:
+                    cost[(t["label"], s["name"])] = f["incl"] / i["statements"]
+sec = report.get("instructions")
+if not sec:
+    sys.exit("the report has no instruction counts")
+labels = [t["label"] for t in report["targets"]]
+for col in range(1, len(labels)):
+    label = labels[col]
+    per_call = sorted(v for (l, _), v in cost.items() if l == label)
+    typical = per_call[len(per_call) // 2] if per_call else None
+    flagged = expected = found = within = 0
+    print(f"\n{label} against {labels[0]} (planted cost per call: "
+          f"{typical:.0f} instructions)" if typical else f"\n{label}: planted function not found")
+    print(f'{"test":34} {"base/stmt":>12} {"ratio":>8} {"verdict":>14} {"+/stmt":>9} {"planted":>9} {"share":>7} {"meas/planted":>12}')
+    for test in sec["tests"]:
+        base, cell = test["cells"][0], test["cells"][col]
+        if not base or not cell or cell.get("relative") is None:
+            continue
+        inc = cell["per_query"] - base["per_query"]
+        own = cost.get((label, test["name"]))
+        shown = own if own is not None else typical
+        share = shown / base["per_query"] if shown else 0
+        ratio = inc / shown if shown else float("nan")
+        v = cell["verdict"]
+        if share >= 0.003:
+            expected += 1
+            found += v == "slower"
+        flagged += v in ("slower", "faster")
+        within += abs(ratio - 1) <= 0.10
+        print(f'{test["name"]:34} {base["per_query"]:12.0f} {cell["relative"]:8.4f} {v:>14} '
+              f'{inc:9.1f} {shown or 0:9.1f}{"" if own is not None else "*"} {100*share:6.2f}% {ratio:12.3f}')
+    n = sum(1 for t in sec["tests"] if t["cells"][col] and t["cells"][col].get("relative") is not None)
+    print(f"flagged slower where the patch is >= 0.3 % of a statement: {found}/{expected}; "
+          f"cells flagged in all: {flagged}/{n}; increase within 10 % of the patch's cost: {within}/{n}")
+print("\n* the planted function is not among the step's kept functions: its cost per call "
+      "from the other tests (it runs once per statement)")
+PY
+
+if [ "${WALL_CLOCK:-0}" = 1 ]; then
+    rm -rf "$dir/wall"
+    start=$(date +%s)
+    "$tm" run --suite sysbench "${test_args[@]}" "${targets[0]}" "${targets[1]}" \
+        "${targets[2]}" "${targets[3]}" --repeat 3 --results "$dir/wall" --no-report \
+        >"$dir/wall.log" 2>&1 || { tail -5 "$dir/wall.log"; exit 1; }
+    echo "wall-clock run (--repeat 3): $(( $(date +%s) - start )) s"
+    "$tm" report --results "$dir/wall" -o "$dir/wall/report" >/dev/null
+    python3 - "$dir/wall/report/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for i, t in enumerate(r["targets"][1:], start=1):
+    cells = [(test["name"], test["cells"][i]) for g in r["sysbench"]["groups"] for test in g["tests"]]
+    cells = [(n, c) for n, c in cells if c and c.get("verdict")]
+    slower = [f'{n} {c["relative"]:.3f}' for n, c in cells if c["verdict"] == "slower"]
+    faster = [f'{n} {c["relative"]:.3f}' for n, c in cells if c["verdict"] == "faster"]
+    print(f'wall clock {t["label"]}: {len(slower)} slower, {len(faster)} faster of {len(cells)}')
+    for n in slower + faster:
+        print("  ", n)
+PY
+fi
