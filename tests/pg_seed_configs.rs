@@ -91,6 +91,8 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
         "pg@18.4+x10b",
         "pg@18.4+cx10c",
         "pg@18.4+cx10cw4",
+        "pg@19+cx10b",
+        "pg@19+cx10d",
         "pg@system+sync1_compLZ4_fpi0",
     ];
     let dir = server_tempdir();
@@ -190,6 +192,22 @@ fn every_seed_file_starts_and_the_server_reports_its_values() {
     assert_eq!(by("pg@18.4+x10b")["io_method"], "sync");
     assert_eq!(by("pg@18.4+cx10c")["io_workers"], "16");
     assert_eq!(by("pg@18.4+cx10cw4")["io_workers"], "4");
+    // 19 (the newest Debian package) reads the 18 files that name no
+    // worker count: cx10b and, its build having liburing, cx10d.
+    assert_eq!(by("pg@19+cx10b")["io_method"], "sync");
+    assert_eq!(by("pg@19+cx10d")["io_method"], "io_uring");
+    // 19 split io_workers into io_min_workers and io_max_workers: the
+    // worker files are refused in one line naming the setting, before a
+    // server starts (19 is installed by now).
+    for target in ["pg@19+cx10c", "pg@19+cx10cw4"] {
+        let o = run(&short_run(results, "point-query", &[target], &[]));
+        assert_eq!(o.status.code(), Some(1), "{target}: {}", stdout(&o));
+        let line = one_line_error(&o);
+        assert!(
+            line.contains(&format!("target {target}")) && line.contains("'io_workers'"),
+            "{line}"
+        );
+    }
 }
 
 #[test]
