@@ -81,7 +81,9 @@ pub fn run_client(mut cmd: Command, what: &str) -> Result<Vec<u8>> {
         .filter(|l| l.to_ascii_lowercase().contains("error") && !l.ends_with("ERROR]"))
         .take(2)
         .collect();
-    let detail = if complaints.is_empty() {
+    let detail = if text.contains(" 404 ") && text.contains("Not Found") {
+        "the archive lists these files but answers 404 Not Found for them (not served)".to_string()
+    } else if complaints.is_empty() {
         text.lines()
             .rfind(|l| !l.trim().is_empty())
             .unwrap_or("")

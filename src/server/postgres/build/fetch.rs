@@ -73,7 +73,13 @@ pub fn fetch_source(version: &str, say: &mut dyn FnMut(&str)) -> Result<PathBuf>
             &format!("{package}={debian_version}"),
         ],
         &work,
-    )?;
+    )
+    .with_context(|| {
+        format!(
+            "cannot fetch the source of PostgreSQL {release}; build it from a source tree \
+             you have with `tidemark servers build pg --src DIR`"
+        )
+    })?;
     let tarball = std::fs::read_dir(&work)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| {
