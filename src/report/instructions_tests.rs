@@ -131,7 +131,7 @@ fn a_planted_one_percent_is_slower_by_the_floor_and_named_by_its_function() {
     let md = crate::report::render::markdown::render(&report);
     assert!(
         md.contains(
-            "| point-query_range=100 | 44,000 | 600 | 44,440 | 1.0100 ±0.0051 | slower | 600 |"
+            "| point-query_range=100 | 44,000 | 600 | 44,440 | 1.0100 ±0.0020 | slower | 600 |"
         ),
         "{md}"
     );
