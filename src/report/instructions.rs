@@ -142,9 +142,10 @@ pub fn ir_change(x: f64) -> String {
 /// The section's explanation, the same in every format.
 pub const EXPLANATION: &str = "Instructions the server executed per statement (BEGIN and COMMIT \
 included, as QPS counts) during each step's measured interval only, counted by Valgrind's \
-callgrind in the client backends (Ir/q); bg/q is the background processes' (postmaster, \
-checkpointer, WAL writer, autovacuum launcher, …) per statement over the same interval. The ratio \
-is target ÷ base with its 95 % interval; more instructions per query is slower.";
+callgrind in the client backends (MariaDB: connection threads) (Ir/q); bg/q is the background \
+processes' (postmaster, checkpointer, WAL writer, autovacuum launcher, …; MariaDB's background \
+threads: purge, page cleaner, timers, …) per statement over the same interval. The ratio is \
+target ÷ base with its 95 % interval; more instructions per query is slower.";
 
 /// A target's verdicts over every counted test.
 #[derive(Clone, Debug, Serialize)]
