@@ -195,6 +195,37 @@ pub fn files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, PathBuf)> {
     out
 }
 
+/// The dump files of process `pid` in `dir` written with
+/// `--separate-threads=yes` (`PREFIX.PID-TT` at exit, `PREFIX.PID.N-TT`
+/// for dump N of Valgrind's thread TT), as (thread, part, path) in thread
+/// and then part order; the exit file's part is `u32::MAX`.
+pub fn thread_files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, u32, PathBuf)> {
+    let stem = format!("{prefix}.{pid}");
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&stem) else {
+            continue;
+        };
+        let Some((part, thread)) = rest.rsplit_once('-') else {
+            continue;
+        };
+        let part = match part.strip_prefix('.') {
+            Some(n) => n.parse::<u32>().ok(),
+            None if part.is_empty() => Some(u32::MAX),
+            None => None,
+        };
+        if let (Some(part), Ok(thread)) = (part, thread.parse::<u32>()) {
+            out.push((thread, part, e.path()));
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +252,28 @@ mod tests {
         let start = &d.functions["ld-linux-x86-64.so.2+0x1ab70"];
         assert_eq!(start.incl_ir, d.total_ir);
         assert_eq!(start.self_ir, 0);
+    }
+
+    /// A real dump of one MariaDB 10.11 connection thread (Debian's
+    /// binary, `--separate-threads=yes`) between two `SELECT ROW_COUNT()`
+    /// markers.
+    const MARIADB_CYCLE: &str =
+        include_str!("../../tests/fixtures/callgrind/mariadb1011-marker-cycle.out");
+
+    #[test]
+    fn real_mariadb_thread_dump() {
+        let d = parse(MARIADB_CYCLE).unwrap();
+        assert_eq!((d.pid, d.part), (Some(3414), Some(2)));
+        assert!(d.before("Item_func_row_count::val_int()"), "{}", d.trigger);
+        // The file's `totals:` line.
+        assert_eq!(d.total_ir, 22668);
+        let self_sum: u64 = d.functions.values().map(|f| f.self_ir).sum();
+        assert_eq!(self_sum, d.total_ir);
+        // Exported C++ functions keep their demangled names with arguments.
+        let dispatch = "dispatch_command(enum_server_command, THD*, char*, unsigned int, bool)";
+        assert!(d.functions[dispatch].self_ir > 0);
+        assert!(d.functions.keys().any(|k| k.starts_with("do_command(")));
+        assert!(d.functions.keys().any(|k| k.starts_with("mariadbd+0x")));
     }
 
     #[test]
@@ -302,5 +355,27 @@ calls=1 0
             .map(|(n, _)| n)
             .collect();
         assert_eq!(parts, [1, 2, 10, u32::MAX]);
+    }
+
+    #[test]
+    fn thread_files_by_thread_then_part() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [
+            "cg.5.2-14",
+            "cg.5.10-02",
+            "cg.5-02",
+            "cg.5.1-02",
+            "cg.55.1-02",
+            "cg.5.3",
+            "cg.5.x-01",
+            "cg.5",
+        ] {
+            std::fs::write(dir.path().join(n), "").unwrap();
+        }
+        let files: Vec<(u32, u32)> = thread_files_of(dir.path(), "cg", 5)
+            .into_iter()
+            .map(|(t, n, _)| (t, n))
+            .collect();
+        assert_eq!(files, [(2, 1), (2, 10), (2, u32::MAX), (14, 2)]);
     }
 }

@@ -12,8 +12,13 @@
 //! once more just before, with no event in between: that cycle is
 //! subtracted, function by function. A background process's interval is the
 //! parts after the dump of the first reload up to that of the second.
+//!
+//! MariaDB's threads are dumped apart (`--separate-threads=yes`): a
+//! connection thread is bracketed by its markers as a backend is, and the
+//! background threads' interval is the parts between two dumps of every
+//! thread, connection threads left out.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::callgrind::{self, Dump, FnCost};
@@ -54,9 +59,85 @@ pub fn latest_part(dir: &Path, prefix: &str, pid: u32) -> u32 {
 
 /// The instructions of a dump less those of calls to `reload` in it (a
 /// configuration reload is the bracketing's cost, not the workload's).
-fn without(d: &Dump, reload: &str) -> u64 {
-    let r = d.functions.get(reload).map_or(0, |f| f.incl_ir);
+fn without(d: &Dump, reload: Option<&str>) -> u64 {
+    let r = reload
+        .and_then(|r| d.functions.get(r))
+        .map_or(0, |f| f.incl_ir);
     d.total_ir.saturating_sub(r)
+}
+
+/// The highest part any thread of process `pid` has written (files of
+/// `--separate-threads=yes`), or `None`.
+pub fn thread_parts_latest(dir: &Path, prefix: &str, pid: u32) -> Option<u32> {
+    callgrind::thread_files_of(dir, prefix, pid)
+        .into_iter()
+        .map(|(_, n, _)| n)
+        .filter(|&n| n != u32::MAX)
+        .max()
+}
+
+/// Per thread of process `pid`, its parts numbered `(after, upto]`,
+/// parsed, in order.
+pub fn thread_parts(
+    dir: &Path,
+    prefix: &str,
+    pid: u32,
+    after: u32,
+    upto: u32,
+) -> Result<BTreeMap<u32, Vec<(u32, Dump)>>, String> {
+    let mut out: BTreeMap<u32, Vec<(u32, Dump)>> = BTreeMap::new();
+    for (thread, n, path) in callgrind::thread_files_of(dir, prefix, pid) {
+        if n > after && n <= upto {
+            out.entry(thread)
+                .or_default()
+                .push((n, callgrind::read(&path)?));
+        }
+    }
+    Ok(out)
+}
+
+/// The background threads' instructions in parts `(after, upto]` and how
+/// many threads ran: every thread but those that ran a connection's
+/// command loop (a function whose name starts with `command`) in them.
+pub fn background_threads(
+    threads: &BTreeMap<u32, Vec<(u32, Dump)>>,
+    after: u32,
+    upto: u32,
+    command: &str,
+) -> (u64, u32) {
+    let (mut total, mut counted) = (0, 0);
+    for parts in threads.values() {
+        let connection = parts.iter().any(|(_, d)| {
+            d.functions
+                .iter()
+                .any(|(name, f)| name.starts_with(command) && f.self_ir > 0)
+        });
+        let ir = parts_between(parts, after, upto, None);
+        if !connection && ir > 0 {
+            total += ir;
+            counted += 1;
+        }
+    }
+    (total, counted)
+}
+
+/// The client connections' intervals of process `pid`: every thread with
+/// a dump on entering `marker` after part `after` (the step's clients
+/// send their markers only after it).
+pub fn client_threads(
+    dir: &Path,
+    prefix: &str,
+    pid: u32,
+    after: u32,
+    marker: &str,
+) -> Result<Vec<ClientCount>, String> {
+    thread_parts(dir, prefix, pid, after, u32::MAX - 1)?
+        .into_iter()
+        .filter(|(_, parts)| parts.iter().any(|(_, d)| d.before(marker)))
+        .map(|(thread, parts)| {
+            client_interval(&parts, marker, None).map_err(|e| format!("thread {thread}: {e}"))
+        })
+        .collect()
 }
 
 /// A client backend's interval from its parts: the last three dumps on
@@ -66,7 +147,7 @@ fn without(d: &Dump, reload: &str) -> u64 {
 pub fn client_interval(
     parts: &[(u32, Dump)],
     marker: &str,
-    reload: &str,
+    reload: Option<&str>,
 ) -> Result<ClientCount, String> {
     let marks: Vec<usize> = parts
         .iter()
@@ -87,7 +168,9 @@ pub fn client_interval(
         ir += without(d, reload);
         add(&mut functions, &d.functions);
     }
-    functions.remove(reload);
+    if let Some(reload) = reload {
+        functions.remove(reload);
+    }
     for (name, cost) in &cycle.functions {
         if let Some(f) = functions.get_mut(name) {
             f.self_ir = f.self_ir.saturating_sub(cost.self_ir);
@@ -103,7 +186,7 @@ pub fn client_interval(
 
 /// Instructions in parts `(after, upto]` of one process, its reloads
 /// (function `reload`) left out.
-pub fn parts_between(parts: &[(u32, Dump)], after: u32, upto: u32, reload: &str) -> u64 {
+pub fn parts_between(parts: &[(u32, Dump)], after: u32, upto: u32, reload: Option<&str>) -> u64 {
     parts
         .iter()
         .filter(|(n, _)| *n > after && *n <= upto)
@@ -206,14 +289,49 @@ mod tests {
                 dump(M, &[("query", 200, 200), ("ProcessConfigFile", 0, 0)]),
             ),
         ];
-        let c = client_interval(&parts, "pg_backend_pid", "ProcessConfigFile").unwrap();
+        let c = client_interval(&parts, "pg_backend_pid", Some("ProcessConfigFile")).unwrap();
         assert_eq!(c.ir, 500);
         assert_eq!(c.marker_ir, 50);
         assert_eq!(c.functions["query"].self_ir, 500);
         assert_eq!(c.functions["marker"].self_ir, 0);
         let short = &parts[..2];
-        let e = client_interval(short, "pg_backend_pid", "ProcessConfigFile").unwrap_err();
+        let e = client_interval(short, "pg_backend_pid", Some("ProcessConfigFile")).unwrap_err();
         assert!(e.starts_with("2 marker dump(s)"), "{e}");
+    }
+
+    #[test]
+    fn mariadb_threads_split_into_clients_and_background() {
+        const MM: &str = "--dump-before=Item_func_row_count::val_int()";
+        let all = "dump";
+        let mut threads: BTreeMap<u32, Vec<(u32, Dump)>> = BTreeMap::new();
+        // A purge thread: counted at both dumps of every thread.
+        threads.insert(
+            3,
+            vec![
+                (5, dump(all, &[("purge", 40, 40)])),
+                (9, dump(all, &[("purge", 60, 60)])),
+            ],
+        );
+        // An idle timer thread: nothing in the interval.
+        threads.insert(4, vec![(5, dump(all, &[])), (9, dump(all, &[]))]);
+        // The counter sampler's connection: ran commands, not background.
+        threads.insert(
+            7,
+            vec![(9, dump(all, &[("do_command(THD*, bool)", 9, 900)]))],
+        );
+        // A client: markers 6, 7, 8 between the two dumps.
+        threads.insert(
+            8,
+            vec![
+                (6, dump(MM, &[("do_command(THD*, bool)", 1, 1)])),
+                (7, dump(MM, &[("marker", 30, 30)])),
+                (8, dump(MM, &[("query", 500, 500), ("marker", 30, 30)])),
+                (9, dump(all, &[("do_command(THD*, bool)", 2, 2)])),
+            ],
+        );
+        assert_eq!(background_threads(&threads, 4, 9, "do_command("), (100, 1));
+        let c = client_interval(&threads[&8], "Item_func_row_count::val_int()", None).unwrap();
+        assert_eq!((c.ir, c.marker_ir), (500, 30));
     }
 
     #[test]
@@ -224,7 +342,7 @@ mod tests {
             (3, dump(R, &[("a", 5, 5), ("ProcessConfigFile", 2, 4)])),
         ];
         // Part 3's reload (4 inclusive) is the bracketing's, not counted.
-        assert_eq!(parts_between(&parts, 1, 3, "ProcessConfigFile"), 13);
+        assert_eq!(parts_between(&parts, 1, 3, Some("ProcessConfigFile")), 13);
         let mut f = HashMap::new();
         for (i, n) in ["x", "y", "z"].iter().enumerate() {
             let i = i as u64;

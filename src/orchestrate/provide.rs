@@ -509,6 +509,11 @@ pub fn provide(
                 ));
             }
             opts.charset = plan.mysql_charset.clone();
+            if plan.instructions.is_some() {
+                // Under Valgrind the start (and recovery) is 30-100x slower.
+                opts.start_timeout = Duration::from_secs(600);
+                opts.callgrind_dir = Some(dir.join("callgrind"));
+            }
             let mut server = ManagedMysql::start(opts)?;
             if let Some(limit) = plan.memory_limit {
                 let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);

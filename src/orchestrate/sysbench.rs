@@ -6,6 +6,7 @@
 //! on one target ([`run`]), or one test at a time across targets kept up
 //! together (`super::interleave`).
 
+use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
 use super::cancelled;
@@ -17,7 +18,7 @@ use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
 use crate::plan::client_hosts::ClientHosts;
 use crate::runner::{mux, run_step};
-use crate::server::valgrind::Counting;
+use crate::server::valgrind::{Counting, Server};
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -158,9 +159,22 @@ fn counting(ctx: &StepContext<'_>, events: u64, threads: u32) -> anyhow::Result<
         .map(|p| p.join("callgrind"))
         .ok_or_else(|| anyhow::anyhow!("--instructions: no directory above {}", data.display()))?;
     let per_client = events.div_ceil(u64::from(threads.max(1)));
+    let server = match ctx.server.dialect() {
+        crate::db::Dialect::Postgres => Server::Postgres {
+            postmaster_pid: pid,
+        },
+        // vgdb runs as the account that owns the server's callgrind files.
+        _ => Server::Mariadb {
+            pid,
+            owner: std::fs::metadata(&dir)
+                .ok()
+                .map(|m| (m.uid(), m.gid()))
+                .filter(|_| nix::unistd::geteuid().is_root()),
+        },
+    };
     Ok(Counting {
         dir,
-        postmaster_pid: pid,
+        server,
         events_per_client: per_client,
         warmup_events: (per_client / 10).max(10),
     })

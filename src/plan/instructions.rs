@@ -5,6 +5,7 @@
 use super::profile::Suite;
 use super::target::TargetSpec;
 use super::{PlanInput, TargetPlan};
+use crate::server::mysql::Flavor;
 use crate::workload::sysbench::{TestDef, catalog};
 
 /// Events per step of `--instructions` for tests that touch at most 10
@@ -64,8 +65,8 @@ impl CountedEvents {
 }
 
 /// `--instructions`' events per step, or the one-line refusal of what it
-/// cannot count: only managed PostgreSQL targets (their processes are
-/// tidemark's to run under Valgrind) and the sysbench suite.
+/// cannot count: only managed PostgreSQL and MariaDB targets (their
+/// processes are tidemark's to run under Valgrind) and the sysbench suite.
 pub(super) fn instruction_events(
     input: &PlanInput,
     suite: Suite,
@@ -83,18 +84,22 @@ pub(super) fn instruction_events(
     for t in targets {
         let why = match t.spec {
             TargetSpec::ManagedPostgres { .. } => continue,
+            TargetSpec::ManagedMysql {
+                flavor: Flavor::MariaDb,
+                ..
+            } => continue,
             TargetSpec::ExternalPostgres { .. } | TargetSpec::ExternalMysql { .. } => {
                 "an external server's processes are not tidemark's to run under Valgrind"
             }
             TargetSpec::ManagedMysql { .. } => {
-                "MariaDB/MySQL is not counted yet (only managed PostgreSQL)"
+                "Oracle MySQL is not counted (its marker and vgdb bracketing were checked on MariaDB only)"
             }
             TargetSpec::Sqlite { .. } => {
                 "SQLite runs inside tidemark's own process, which is not run under Valgrind"
             }
         };
         return Err(format!(
-            "--instructions: target '{}': {why}; use a managed PostgreSQL target (pg@system, pg@VERSION)",
+            "--instructions: target '{}': {why}; use a managed PostgreSQL or MariaDB target (pg@system, mariadb@system)",
             t.spec_text
         ));
     }
@@ -156,6 +161,7 @@ mod tests {
 
     #[test]
     fn managed_postgres_is_counted_with_per_test_events() {
+        assert!(Plan::build(input(&["pg@system", "mariadb@system"])).is_ok());
         let p = Plan::build(input(&["pg@system"])).unwrap();
         let events = p.instructions.expect("counted");
         assert_eq!(events, CountedEvents::PerTest);
@@ -179,7 +185,7 @@ mod tests {
     fn what_cannot_be_counted_is_refused_in_one_line() {
         for (target, says) in [
             ("postgres://u@127.0.0.1:5432/db", "external server"),
-            ("mariadb@system", "MariaDB/MySQL is not counted"),
+            ("mysql@8.0", "Oracle MySQL is not counted"),
             ("sqlite:/tmp/x.db", "inside tidemark's own process"),
         ] {
             let e = refusal(input(&["pg@system", target]));

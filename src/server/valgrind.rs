@@ -38,6 +38,34 @@
 //! next query already arrived (`WaitEventSetWait`, ~140 instructions, 0.3 %
 //! of a point query).
 //!
+//! **MariaDB** (one process, a thread per connection) runs under
+//! `--separate-threads=yes`, so every thread counts apart and a dump on
+//! entering a function writes only the thread that entered it (callgrind's
+//! `dump_profile(trigger, only_current_thread)`, checked here: one file
+//! `callgrind.out.PID.N-TT` per marker):
+//!
+//! - **connection threads**: the same markers around each client's events,
+//!   `SELECT ROW_COUNT()` entering `Item_func_row_count::val_int()`. The
+//!   threads are found from their dumps: those with marker dumps after the
+//!   interval's start.
+//! - **background threads** (purge, page cleaner, timers, the accepting
+//!   main thread, …): nothing makes them all enter a function on demand, so
+//!   the interval's start and end are dumps of every thread at once,
+//!   callgrind's `dump` monitor command sent through `vgdb`. vgdb runs as
+//!   the server's account (as root it reached the server but got no
+//!   answer) with `--max-invoke-ms=0`, so it never ptraces: the server
+//!   answers when one of its threads next runs, which the connection that
+//!   asked makes happen with `SELECT 1` until vgdb returns. Threads that ran
+//!   a command (`do_command`) in the interval are connections (tidemark's
+//!   clients and its counter sampler), not background. A thread that starts
+//!   and ends inside the interval is counted: callgrind keeps its counts
+//!   until the next dump of all threads.
+//!
+//! Under Valgrind the server gets `innodb_use_native_aio=OFF` (with
+//! io_uring it hung at start, a thread waiting in `io_uring_enter`) and
+//! `innodb_buffer_pool_size_max` equal to the pool (10.11's default
+//! reserves 8 TiB of address space, which Valgrind refuses).
+//!
 //! The counts come from [`crate::metrics::instructions`].
 
 use std::ffi::OsString;
@@ -58,6 +86,14 @@ pub const MARKER_FN: &str = "pg_backend_pid";
 pub const MARKER_SQL: &str = "SELECT pg_backend_pid()";
 /// The function every process enters on a configuration reload.
 pub const RELOAD_FN: &str = "ProcessConfigFile";
+/// The function MariaDB's marker query enters.
+pub const MARIADB_MARKER_FN: &str = "Item_func_row_count::val_int()";
+/// MariaDB's marker query.
+pub const MARIADB_MARKER_SQL: &str = "SELECT ROW_COUNT()";
+/// A function a MariaDB connection thread runs for every command it reads.
+const MARIADB_COMMAND_FN: &str = "do_command(";
+/// How long vgdb may take to have every thread dumped.
+const VGDB_WAIT: Duration = Duration::from_secs(120);
 /// How long background processes may take to answer a reload.
 const RELOAD_WAIT: Duration = Duration::from_secs(20);
 
@@ -96,6 +132,99 @@ pub fn postgres_wrapper(out_dir: &Path) -> Vec<OsString> {
     ]
 }
 
+/// The program and arguments that run a MariaDB server binary under
+/// callgrind writing into `out_dir`, one file per thread and dump, with
+/// vgdb's pipes there too.
+pub fn mariadb_wrapper(out_dir: &Path) -> Vec<OsString> {
+    let mut out_file = OsString::from("--callgrind-out-file=");
+    out_file.push(out_dir.join(format!("{OUT_PREFIX}.%p")));
+    let mut prefix = OsString::from("--vgdb-prefix=");
+    prefix.push(out_dir.join("vgdb"));
+    vec![
+        "valgrind".into(),
+        "--tool=callgrind".into(),
+        "--separate-threads=yes".into(),
+        "--vgdb=yes".into(),
+        prefix,
+        "--dump-line=no".into(),
+        format!("--dump-before={MARIADB_MARKER_FN}").into(),
+        out_file,
+    ]
+}
+
+/// The environment vgdb and the server it talks to must share: vgdb finds
+/// the server's pipes by the user and host names these give.
+pub const VGDB_ENV: [(&str, &str); 3] = [
+    ("LOGNAME", "tidemark"),
+    ("USER", "tidemark"),
+    ("HOST", "tidemark"),
+];
+
+/// The lines a MariaDB option file gets to run under Valgrind (see the
+/// module's notes), given the buffer pool size `text` sets.
+pub fn mariadb_config_lines(text: &str) -> String {
+    let pool = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .filter(|(n, _)| n.trim().replace('-', "_") == "innodb_buffer_pool_size")
+        .map(|(_, v)| v.trim().to_string())
+        .next_back()
+        .unwrap_or_else(|| "128M".to_string());
+    format!(
+        "# --- added by tidemark: under Valgrind (run --instructions) ---\n\
+         innodb_use_native_aio = OFF\n\
+         loose-innodb_buffer_pool_size_max = {pool}\n"
+    )
+}
+
+/// The server a step is counted on.
+#[derive(Clone, Debug)]
+pub enum Server {
+    /// PostgreSQL: a process per connection; background processes dump on
+    /// a configuration reload.
+    Postgres { postmaster_pid: u32 },
+    /// MariaDB: one process, a thread per connection; every thread dumped
+    /// at once through vgdb, run as `owner` (uid, gid) when set.
+    Mariadb { pid: u32, owner: Option<(u32, u32)> },
+}
+
+impl Server {
+    fn marker_fn(&self) -> &'static str {
+        match self {
+            Server::Postgres { .. } => MARKER_FN,
+            Server::Mariadb { .. } => MARIADB_MARKER_FN,
+        }
+    }
+
+    /// The function whose cost inside an interval is the bracketing's.
+    fn reload_fn(&self) -> Option<&'static str> {
+        match self {
+            Server::Postgres { .. } => Some(RELOAD_FN),
+            Server::Mariadb { .. } => None,
+        }
+    }
+
+    /// Sends the marker query; PostgreSQL's returns the backend's pid.
+    fn marker(&self, conn: &mut dyn Conn) -> Result<Option<u32>, DbError> {
+        let Server::Postgres { .. } = self else {
+            conn.query_text(MARIADB_MARKER_SQL)?;
+            return Ok(None);
+        };
+        let rows = conn.query_text(MARKER_SQL)?;
+        first_value(rows)
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                DbError::new(
+                    ErrorKind::Other,
+                    "",
+                    "the marker query returned no backend pid",
+                )
+            })
+    }
+}
+
 /// A client's work wrapped with the markers: in `prepare` its warm-up
 /// events, the meeting of all clients (the last to arrive starts the
 /// background interval), then the first two markers; the last marker after
@@ -107,19 +236,6 @@ pub struct Marked {
     done: u64,
     pids: Arc<Mutex<Vec<u32>>>,
     meeting: Arc<Meeting>,
-}
-
-fn marker(conn: &mut dyn Conn) -> Result<u32, DbError> {
-    let rows = conn.query_text(MARKER_SQL)?;
-    first_value(rows)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| {
-            DbError::new(
-                ErrorKind::Other,
-                "",
-                "the marker query returned no backend pid",
-            )
-        })
 }
 
 impl ClientWork for Marked {
@@ -141,9 +257,11 @@ impl ClientWork for Marked {
         warmed?;
         // The reload reaches this backend with the first marker's command:
         // its cost lands before the first dump, outside the interval.
-        marker(conn)?;
-        let pid = marker(conn)?;
-        self.pids.lock().expect("pids").push(pid);
+        let server = &self.meeting.server;
+        server.marker(conn)?;
+        if let Some(pid) = server.marker(conn)? {
+            self.pids.lock().expect("pids").push(pid);
+        }
         Ok(())
     }
 
@@ -151,7 +269,7 @@ impl ClientWork for Marked {
         let done = self.inner.event(conn)?;
         self.done += 1;
         if self.done == self.events {
-            marker(conn)?;
+            self.meeting.server.marker(conn)?;
         }
         Ok(done)
     }
@@ -167,7 +285,7 @@ impl ClientWork for Marked {
 pub struct Meeting {
     clients: usize,
     dir: PathBuf,
-    postmaster_pid: u32,
+    server: Server,
     state: Mutex<(usize, Option<Result<Background, String>>)>,
     met: std::sync::Condvar,
 }
@@ -181,7 +299,7 @@ impl Meeting {
         state.0 += 1;
         if state.0 == self.clients {
             drop(state);
-            let b = Background::start(conn, &self.dir, self.postmaster_pid);
+            let b = Background::start(conn, &self.dir, &self.server);
             self.state.lock().expect("meeting").1 = Some(b);
             self.met.notify_all();
             return;
@@ -193,12 +311,22 @@ impl Meeting {
     }
 }
 
-/// The background processes' side of an interval: their parts at its
-/// first reload.
-pub struct Background {
-    dir: PathBuf,
-    /// (pid, the part its first reload dump wrote).
-    started: Vec<(u32, u32)>,
+/// The background's side of an interval: PostgreSQL's processes with the
+/// part each wrote at the first reload, or MariaDB's dump of every thread
+/// that started it.
+pub enum Background {
+    Processes {
+        dir: PathBuf,
+        /// (pid, the part its first reload dump wrote).
+        started: Vec<(u32, u32)>,
+    },
+    Threads {
+        dir: PathBuf,
+        pid: u32,
+        owner: Option<(u32, u32)>,
+        /// The part number of the dump of every thread that started it.
+        started: u32,
+    },
 }
 
 /// Asks every process to reload its configuration and waits until each of
@@ -232,10 +360,80 @@ fn reload_and_wait(
     }
 }
 
+/// Has every thread of MariaDB server `pid` dump through vgdb (run as
+/// `owner`), sending `SELECT 1` on `conn` until it is done so that a
+/// thread runs to take the request; returns the dump's part number.
+fn dump_all_threads(
+    conn: &mut dyn Conn,
+    dir: &Path,
+    pid: u32,
+    owner: Option<(u32, u32)>,
+) -> Result<u32, String> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("vgdb");
+    cmd.arg(format!("--vgdb-prefix={}", dir.join("vgdb").display()))
+        .arg(format!("--pid={pid}"))
+        .arg("--max-invoke-ms=0")
+        .arg("dump")
+        .envs(VGDB_ENV)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if let Some((uid, gid)) = owner {
+        cmd.uid(uid).gid(gid);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run vgdb: {e}"))?;
+    let deadline = Instant::now() + VGDB_WAIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                if let Err(e) = conn.query_text("SELECT 1") {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("while vgdb waited: {e}"));
+                }
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "vgdb got no answer from the server within {}s",
+                    VGDB_WAIT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("vgdb: {e}")),
+        }
+    };
+    if !status.success() {
+        let mut said = String::new();
+        if let Some(mut err) = child.stderr.take() {
+            use std::io::Read;
+            let _ = err.read_to_string(&mut said);
+        }
+        return Err(format!("vgdb failed ({status}): {}", said.trim()));
+    }
+    instructions::thread_parts_latest(dir, OUT_PREFIX, pid)
+        .ok_or_else(|| "vgdb's dump wrote no file".to_string())
+}
+
 impl Background {
-    /// The first reload: the postmaster (`postmaster_pid`) and every
-    /// process `pg_stat_activity` lists that is not a client backend.
-    pub fn start(
+    /// Starts the background interval: PostgreSQL's first reload (the
+    /// postmaster and every process `pg_stat_activity` lists that is not
+    /// a client backend), MariaDB's first dump of every thread.
+    pub fn start(conn: &mut dyn Conn, dir: &Path, server: &Server) -> Result<Background, String> {
+        match *server {
+            Server::Postgres { postmaster_pid } => Self::reload_start(conn, dir, postmaster_pid),
+            Server::Mariadb { pid, owner } => Ok(Background::Threads {
+                dir: dir.to_path_buf(),
+                pid,
+                owner,
+                started: dump_all_threads(conn, dir, pid, owner)?,
+            }),
+        }
+    }
+
+    fn reload_start(
         conn: &mut dyn Conn,
         dir: &Path,
         postmaster_pid: u32,
@@ -253,38 +451,53 @@ impl Background {
             .map(|&p| (p, instructions::latest_part(dir, OUT_PREFIX, p)))
             .collect();
         let started = reload_and_wait(conn, dir, &before)?;
-        Ok(Background {
+        Ok(Background::Processes {
             dir: dir.to_path_buf(),
             started,
         })
     }
 
-    /// The second reload; returns the instructions of the background
-    /// processes between the two and how many processes that covers.
-    pub fn finish(self, conn: &mut dyn Conn) -> Result<(u64, u32), String> {
-        let alive: Vec<(u32, u32)> = self
-            .started
+    /// Ends the interval (the second reload, or dump of every thread);
+    /// returns the background's instructions in it and how many processes
+    /// (threads) that covers, and, for MariaDB, the part that started it.
+    pub fn finish(self, conn: &mut dyn Conn) -> Result<((u64, u32), Option<u32>), String> {
+        let (dir, started) = match self {
+            Background::Processes { dir, started } => (dir, started),
+            Background::Threads {
+                dir,
+                pid,
+                owner,
+                started,
+            } => {
+                let ended = dump_all_threads(conn, &dir, pid, owner)?;
+                let threads = instructions::thread_parts(&dir, OUT_PREFIX, pid, started, ended)?;
+                let background =
+                    instructions::background_threads(&threads, started, ended, MARIADB_COMMAND_FN);
+                return Ok((background, Some(started)));
+            }
+        };
+        let alive: Vec<(u32, u32)> = started
             .iter()
             .copied()
             .filter(|(pid, _)| Path::new(&format!("/proc/{pid}")).exists())
             .collect();
-        let ended = reload_and_wait(conn, &self.dir, &alive)?;
+        let ended = reload_and_wait(conn, &dir, &alive)?;
         let mut total = 0;
         for &(pid, upto) in &ended {
             let from = alive.iter().find(|(p, _)| *p == pid).map_or(0, |a| a.1);
-            let parts = instructions::parts(&self.dir, OUT_PREFIX, pid)?;
-            total += instructions::parts_between(&parts, from, upto, RELOAD_FN);
+            let parts = instructions::parts(&dir, OUT_PREFIX, pid)?;
+            total += instructions::parts_between(&parts, from, upto, Some(RELOAD_FN));
         }
-        Ok((total, ended.len() as u32))
+        Ok(((total, ended.len() as u32), None))
     }
 }
 
-/// How a step is counted: the server's callgrind directory and
-/// postmaster, the events each client runs measured and before.
+/// How a step is counted: the server's callgrind directory and kind, the
+/// events each client runs measured and before.
 #[derive(Clone, Debug)]
 pub struct Counting {
     pub dir: PathBuf,
-    pub postmaster_pid: u32,
+    pub server: Server,
     pub events_per_client: u64,
     pub warmup_events: u64,
 }
@@ -306,7 +519,7 @@ impl Counting {
         let meeting = Arc::new(Meeting {
             clients: plan.threads.max(1) as usize,
             dir: self.dir.clone(),
-            postmaster_pid: self.postmaster_pid,
+            server: self.server.clone(),
             state: Mutex::new((0, None)),
             met: std::sync::Condvar::new(),
         });
@@ -332,19 +545,32 @@ impl Counting {
         let background = meeting.state.lock().expect("meeting").1.take();
         let count = (|| {
             let mut control = connector.connect().map_err(|e| e.to_string())?;
-            let background = background
+            let (background, started) = background
                 .ok_or("the clients never all arrived to start the interval")??
                 .finish(control.as_mut())?;
-            let clients: Vec<ClientCount> = pids
-                .lock()
-                .expect("pids")
-                .iter()
-                .map(|&pid| {
-                    let parts = instructions::parts(&self.dir, OUT_PREFIX, pid)?;
-                    instructions::client_interval(&parts, MARKER_FN, RELOAD_FN)
-                        .map_err(|e| format!("backend {pid}: {e}"))
-                })
-                .collect::<Result<_, String>>()?;
+            let (marker, reload) = (self.server.marker_fn(), self.server.reload_fn());
+            let clients: Vec<ClientCount> = match (&self.server, started) {
+                (Server::Mariadb { pid, .. }, Some(started)) => {
+                    instructions::client_threads(&self.dir, OUT_PREFIX, *pid, started, marker)?
+                }
+                _ => pids
+                    .lock()
+                    .expect("pids")
+                    .iter()
+                    .map(|&pid| {
+                        let parts = instructions::parts(&self.dir, OUT_PREFIX, pid)?;
+                        instructions::client_interval(&parts, marker, reload)
+                            .map_err(|e| format!("backend {pid}: {e}"))
+                    })
+                    .collect::<Result<_, String>>()?,
+            };
+            if clients.len() != meeting.clients {
+                return Err(format!(
+                    "{} client connection(s) counted where {} ran",
+                    clients.len(),
+                    meeting.clients
+                ));
+            }
             let counts = result.counts;
             Ok(instructions::assemble(
                 &clients,

@@ -78,6 +78,9 @@ pub struct ManagedMyOptions {
     pub charset: String,
     /// How long the server may take to accept connections.
     pub start_timeout: Duration,
+    /// Run the server under Valgrind's callgrind writing into this
+    /// directory (`run --instructions`, see [`crate::server::valgrind`]).
+    pub callgrind_dir: Option<PathBuf>,
 }
 
 impl ManagedMyOptions {
@@ -101,6 +104,7 @@ impl ManagedMyOptions {
             dbname: "tidemark".to_string(),
             charset: crate::db::mysql::DEFAULT_CHARSET.to_string(),
             start_timeout: Duration::from_secs(120),
+            callgrind_dir: None,
         })
     }
 }
@@ -149,13 +153,16 @@ impl ManagedMysql {
             socket: &socket,
             tmpdir: &tmpdir,
         };
-        let config_text = compose_config(
+        let mut config_text = compose_config(
             bin.flavor,
             bin.major_minor(),
             &opts.base_config,
             &placement,
             &opts.overrides,
         );
+        if opts.callgrind_dir.is_some() {
+            config_text.push_str(&super::valgrind::mariadb_config_lines(&config_text));
+        }
 
         // Check the option file before initialising; MySQL wants an empty
         // data directory to initialise, so the file goes in afterwards.
@@ -173,7 +180,19 @@ impl ManagedMysql {
         initialise(bin, &user, &datadir, &tmpdir, &init_log, &config_text)?;
         write_owned(&conf, &config_text, &user)?;
 
-        let mut cmd = bin.command(&bin.server, &user);
+        let mut cmd = match &opts.callgrind_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                user.chown_tree(dir)?;
+                let wrapper = super::valgrind::mariadb_wrapper(dir);
+                let mut cmd = bin.command(Path::new(&wrapper[0]), &user);
+                cmd.args(&wrapper[1..]).arg(&bin.server);
+                cmd.envs(super::valgrind::VGDB_ENV);
+                cmd
+            }
+            None => bin.command(&bin.server, &user),
+        };
         cmd.arg(format!("--defaults-file={}", conf.display()));
         let name = bin
             .server
