@@ -479,9 +479,15 @@ fn missing_libraries(ldd: &str) -> Vec<String> {
 /// The MariaDB release the newer Debian suites carry (`mariadb-server-core`),
 /// as (release, Debian version): `("11.8.9", "1:11.8.9+ds-4")`.
 pub fn debian_offer() -> Result<Option<(String, String)>> {
+    debian_offer_of("mariadb-server-core")
+}
+
+/// The release the newer Debian suites carry in `package`, as (release,
+/// Debian version); `None` when no suite has it.
+pub(super) fn debian_offer_of(package: &str) -> Result<Option<(String, String)>> {
     let apt = crate::server::package::debian::PrivateApt::open(&cache_root())?;
     Ok(apt
-        .show("mariadb-server-core")?
+        .show(package)?
         .and_then(|e| Some((debian_release(&e.version)?, e.version))))
 }
 
@@ -495,34 +501,70 @@ pub fn debian_release(debian_version: &str) -> Option<String> {
         .then(|| v.to_string())
 }
 
-/// Installs MariaDB `release` from a newer Debian suite: the server and
-/// client core packages and the libraries they need unpacked side by side
-/// (see [`crate::server::package::debian`]), the programs pointed at that
-/// tree's loader and libraries, `bin`, `sbin` and `share` linked at its top
-/// as a basedir has them.
+/// Installs MariaDB `release` from a newer Debian suite (see
+/// [`install_debian_tree`]).
 fn install_debian(
     release: &str,
     debian_version: &str,
     say: &mut dyn FnMut(&str),
 ) -> Result<MaInstalled> {
+    install_debian_tree(
+        &DebianServer {
+            flavor: Flavor::MariaDb,
+            packages: &["mariadb-server-core", "mariadb-client-core"],
+            root: mariadb_cache(),
+        },
+        release,
+        debian_version,
+        say,
+    )
+}
+
+/// A server family's packages in the newer Debian suites.
+pub(super) struct DebianServer {
+    pub flavor: Flavor,
+    /// The server's package first, then the others it needs.
+    pub packages: &'static [&'static str],
+    /// The family's install cache.
+    pub root: PathBuf,
+}
+
+/// Installs `release` (Debian version `debian_version` of the first of
+/// `server.packages`) from a newer Debian suite: the packages and the
+/// libraries they need unpacked side by side (see
+/// [`crate::server::package::debian`]), each download checked against the
+/// signed index's SHA-256, the programs pointed at that tree's loader and
+/// libraries, `bin`, `sbin` and `share` linked at its top as a basedir has
+/// them; renamed into the cache only when the server there reports
+/// `release`.
+pub(super) fn install_debian_tree(
+    server: &DebianServer,
+    release: &str,
+    debian_version: &str,
+    say: &mut dyn FnMut(&str),
+) -> Result<MaInstalled> {
     use crate::server::package::debian::{self, PrivateApt};
-    let root = mariadb_cache();
+    let title = server.flavor.title();
+    let main = server.packages[0];
+    let root = &server.root;
     if let Some(done) = installed_in(&root.join(release))? {
         return Ok(done);
     }
     let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
+    crate::server::package::prepare_cache(root, &user)?;
     let started = std::time::Instant::now();
     say(&format!(
-        "installing MariaDB {release} with apt (mariadb-server-core {debian_version}, a newer Debian suite)"
+        "installing {title} {release} with apt ({main} {debian_version}, a newer Debian suite)"
     ));
     let apt = PrivateApt::open(&cache_root())?;
-    let entries = apt.library_closure_of(&["mariadb-server-core", "mariadb-client-core"])?;
-    let work = fresh_dir(&root, "download")?;
-    let staging = fresh_dir(&root, "staging")?;
+    let entries = apt.library_closure_of(server.packages)?;
+    let work = fresh_dir(root, "download")?;
+    let staging = fresh_dir(root, "staging")?;
     let _scratch = Scratch(vec![work.clone(), staging.clone()]);
     std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
-    let debs = apt.download(&entries, &work)?;
+    let debs = apt
+        .download(&entries, &work)
+        .with_context(|| format!("cannot install {title} {release}"))?;
     let bytes: u64 = debs
         .iter()
         .map(|(f, _)| std::fs::metadata(f).map_or(0, |m| m.len()))
@@ -540,10 +582,7 @@ fn install_debian(
     let manifest = MaManifest {
         version: release.to_string(),
         client: "apt".into(),
-        package: format!(
-            "mariadb-server-core={debian_version} (+{} packages)",
-            debs.len() - 1
-        ),
+        package: format!("{main}={debian_version} (+{} packages)", debs.len() - 1),
         sha1: String::new(),
         sha256: debs[0].1.clone(),
         installed_at: crate::util::time::now_rfc3339(),
@@ -554,11 +593,11 @@ fn install_debian(
         dir: staging.clone(),
         manifest: manifest.clone(),
     }
-    .binaries()
-    .context("the Debian packages hold no working MariaDB server")?;
+    .binaries_of(server.flavor)
+    .with_context(|| format!("the Debian packages hold no working {title} server"))?;
     if probe.version != release {
         bail!(
-            "mariadb-server-core {debian_version} holds MariaDB {}, not {release}",
+            "{main} {debian_version} holds {title} {}, not {release}",
             probe.version
         );
     }
@@ -575,7 +614,7 @@ fn install_debian(
         return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
     }
     say(&format!(
-        "installed MariaDB {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
+        "installed {title} {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
         manifest.package,
         bytes / 1_000_000,
         dest.display(),

@@ -123,7 +123,7 @@ pub fn pick(config: &str, family: Flavor, version: &str) -> Result<&'static Seed
 }
 
 /// `256M`, `12G`, `1048576` → bytes; `None` when it does not parse.
-fn size_bytes(v: &str) -> Option<u64> {
+pub(super) fn size_bytes(v: &str) -> Option<u64> {
     let v = v.trim();
     let (num, unit) = match v.char_indices().last()? {
         (i, c) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
