@@ -213,6 +213,28 @@ fn mysql_9_7_from_a_newer_debian_suite_installs_lists_and_runs() {
         stdout(&o)
     );
 
+    // 9.x's `--verbose --help` exits 0 on an unknown variable; the check
+    // finds it missing from the variable table, before anything starts.
+    let scratch = server_tempdir();
+    let o = shared(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--target",
+        &format!("mysql@{NEWEST}"),
+        "-c",
+        "innodb_io_capcity=500",
+        "--results",
+        scratch.path().to_str().unwrap(),
+    ]);
+    let line = one_line_error(&o);
+    assert!(
+        line.contains(
+            "MySQL 9.7.4 rejected the configuration: unknown variable 'innodb_io_capcity=500'"
+        ),
+        "{line}"
+    );
+
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();

@@ -208,7 +208,18 @@ pub fn check_config(
         .with_context(|| format!("cannot run {} --help", bin.server.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(msg) = check_help_output(out.status.success(), &stdout, &stderr, checked) else {
+    let mut msg = check_help_output(out.status.success(), &stdout, &stderr, checked);
+    if msg.is_none() && super::versions::help_ignores_unknown(bin.flavor, bin.major_minor()) {
+        // The redo file settings are rewritten as capacity, not unknown.
+        let named: Vec<Source> = checked
+            .iter()
+            .filter(|s| !super::versions::REDO_FILE_SETTINGS.contains(&normalize(&s.name).as_str()))
+            .cloned()
+            .collect();
+        let unknown = super::verify::unknown_settings(&stdout, &named);
+        msg = (!unknown.is_empty()).then(|| unknown.join("; "));
+    }
+    let Some(msg) = msg else {
         return Ok(());
     };
     bail!(

@@ -49,6 +49,17 @@ pub fn version_lines(flavor: Flavor, version: (u32, u32), tmpdir: &Path, text: &
     }
 }
 
+/// Whether `mysqld --verbose --help` says nothing about an unknown
+/// variable in the option file (MySQL 9.x: it exits 0, and only the start
+/// fails), so the check must look for each setting in its variable table.
+pub fn help_ignores_unknown(flavor: Flavor, version: (u32, u32)) -> bool {
+    flavor == Flavor::Mysql && at_least(version, (9, 0))
+}
+
+/// The redo log settings [`redo_lines`] turns into
+/// `innodb_redo_log_capacity` on MySQL 9.x.
+pub const REDO_FILE_SETTINGS: [&str; 2] = ["innodb_log_file_size", "innodb_log_files_in_group"];
+
 /// Whether this server sizes its redo log only with
 /// `innodb_redo_log_capacity` (MySQL 9.0+ no longer knows
 /// `innodb_log_file_size` and `innodb_log_files_in_group`; 8.0.30-8.4 take
@@ -70,18 +81,19 @@ pub fn redo_lines(flavor: Flavor, version: (u32, u32), text: &str) -> String {
         let (n, v) = line.split_once('=')?;
         (!line.trim_start().starts_with('#') && normalize(n) == name).then(|| v.trim().to_string())
     };
+    let [size_name, files_name] = REDO_FILE_SETTINGS;
     let files: u64 = text
         .lines()
-        .filter_map(|l| value(l, "innodb_log_files_in_group"))
+        .filter_map(|l| value(l, files_name))
         .next_back()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2);
     let mut out = String::new();
     for line in text.lines() {
-        if value(line, "innodb_log_files_in_group").is_some() {
+        if value(line, files_name).is_some() {
             continue;
         }
-        match value(line, "innodb_log_file_size")
+        match value(line, size_name)
             .and_then(|v| Some((super::seeds::size_bytes(&v)?, v)))
         {
             Some((bytes, v)) => out.push_str(&format!(
