@@ -166,7 +166,7 @@ const DEBIAN_PACKAGES: &[&str] = &["mysql-server-core", "mysql-client-core"];
 /// The MySQL release the newer Debian suites carry (`mysql-server-core`),
 /// as (release, Debian version): `("9.7.4", "9.7.4-2")`.
 pub fn debian_offer() -> Result<Option<(String, String)>> {
-    super::install::debian_offer_of(DEBIAN_PACKAGES[0])
+    super::debian::debian_offer_of(DEBIAN_PACKAGES[0])
 }
 
 /// Downloads, verifies and unpacks the newest release of `req` a package
@@ -178,12 +178,12 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         if let Ok(Some((release, debian_version))) = &debian
             && req.matches(release)
         {
-            let server = super::install::DebianServer {
+            let server = super::debian::DebianServer {
                 flavor: Flavor::Mysql,
                 packages: DEBIAN_PACKAGES,
                 root: mysql_cache(),
             };
-            return super::install::install_debian_tree(&server, release, debian_version, say);
+            return super::debian::install_debian_tree(&server, release, debian_version, say);
         }
         let newer = match &debian {
             Ok(Some((release, _))) => format!(", and {release} from a newer Debian suite"),
