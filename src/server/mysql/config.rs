@@ -106,7 +106,8 @@ pub struct Placement<'a> {
 /// The option file tidemark writes for `flavor` `version`: `base`,
 /// tidemark's lines, the overrides in order (the server uses the last
 /// occurrence), and what the version needs to start as tidemark runs it
-/// ([`super::versions::version_lines`]: MySQL 8.0+'s `disable_log_bin`
+/// ([`super::versions::redo_lines`]: MySQL 9's redo log capacity in place
+/// of the log file size; [`super::versions::version_lines`]: MySQL 8.0+'s `disable_log_bin`
 /// unless something above turned the binary log on, MySQL's
 /// `secure_file_priv` in the server's private tmpdir).
 pub fn compose_config(
@@ -139,6 +140,7 @@ pub fn compose_config(
             let _ = writeln!(text, "{name} = {value}");
         }
     }
+    let mut text = super::versions::redo_lines(flavor, version, &text);
     super::versions::version_lines(flavor, version, at.tmpdir, &mut text);
     text
 }
@@ -206,7 +208,18 @@ pub fn check_config(
         .with_context(|| format!("cannot run {} --help", bin.server.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(msg) = check_help_output(out.status.success(), &stdout, &stderr, checked) else {
+    let mut msg = check_help_output(out.status.success(), &stdout, &stderr, checked);
+    if msg.is_none() && super::versions::help_ignores_unknown(bin.flavor, bin.major_minor()) {
+        // The redo file settings are rewritten as capacity, not unknown.
+        let named: Vec<Source> = checked
+            .iter()
+            .filter(|s| !super::versions::REDO_FILE_SETTINGS.contains(&normalize(&s.name).as_str()))
+            .cloned()
+            .collect();
+        let unknown = super::verify::unknown_settings(&stdout, &named);
+        msg = (!unknown.is_empty()).then(|| unknown.join("; "));
+    }
+    let Some(msg) = msg else {
         return Ok(());
     };
     bail!(

@@ -479,127 +479,31 @@ fn missing_libraries(ldd: &str) -> Vec<String> {
 /// The MariaDB release the newer Debian suites carry (`mariadb-server-core`),
 /// as (release, Debian version): `("11.8.9", "1:11.8.9+ds-4")`.
 pub fn debian_offer() -> Result<Option<(String, String)>> {
-    let apt = crate::server::package::debian::PrivateApt::open(&cache_root())?;
-    Ok(apt
-        .show("mariadb-server-core")?
-        .and_then(|e| Some((debian_release(&e.version)?, e.version))))
+    super::debian::debian_offer_of("mariadb-server-core")
 }
 
-/// `1:11.8.9+ds-4` → `11.8.9`.
-pub fn debian_release(debian_version: &str) -> Option<String> {
-    let v = debian_version
-        .split_once(':')
-        .map_or(debian_version, |(_, v)| v);
-    let v = v.split(['+', '-', '~']).next()?;
-    (v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u32>().is_ok()))
-        .then(|| v.to_string())
-}
-
-/// Installs MariaDB `release` from a newer Debian suite: the server and
-/// client core packages and the libraries they need unpacked side by side
-/// (see [`crate::server::package::debian`]), the programs pointed at that
-/// tree's loader and libraries, `bin`, `sbin` and `share` linked at its top
-/// as a basedir has them.
+/// Installs MariaDB `release` from a newer Debian suite (see
+/// [`super::debian::install_debian_tree`]).
 fn install_debian(
     release: &str,
     debian_version: &str,
     say: &mut dyn FnMut(&str),
 ) -> Result<MaInstalled> {
-    use crate::server::package::debian::{self, PrivateApt};
-    let root = mariadb_cache();
-    if let Some(done) = installed_in(&root.join(release))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
-        "installing MariaDB {release} with apt (mariadb-server-core {debian_version}, a newer Debian suite)"
-    ));
-    let apt = PrivateApt::open(&cache_root())?;
-    let entries = apt.library_closure_of(&["mariadb-server-core", "mariadb-client-core"])?;
-    let work = fresh_dir(&root, "download")?;
-    let staging = fresh_dir(&root, "staging")?;
-    let _scratch = Scratch(vec![work.clone(), staging.clone()]);
-    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
-    let debs = apt.download(&entries, &work)?;
-    let bytes: u64 = debs
-        .iter()
-        .map(|(f, _)| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
-    debian::unpack(&debs, &staging)?;
-    for (link, target) in [
-        ("bin", "usr/bin"),
-        ("sbin", "usr/sbin"),
-        ("share", "usr/share"),
-    ] {
-        std::os::unix::fs::symlink(target, staging.join(link))
-            .with_context(|| format!("cannot link {link} in {}", staging.display()))?;
-    }
-    debian::relocate(&staging, &staging, &["usr/bin", "usr/sbin"])?;
-    let manifest = MaManifest {
-        version: release.to_string(),
-        client: "apt".into(),
-        package: format!(
-            "mariadb-server-core={debian_version} (+{} packages)",
-            debs.len() - 1
-        ),
-        sha1: String::new(),
-        sha256: debs[0].1.clone(),
-        installed_at: crate::util::time::now_rfc3339(),
-        bytes,
-        needs_shipped_libs: false,
-    };
-    let probe = MaInstalled {
-        dir: staging.clone(),
-        manifest: manifest.clone(),
-    }
-    .binaries()
-    .context("the Debian packages hold no working MariaDB server")?;
-    if probe.version != release {
-        bail!(
-            "mariadb-server-core {debian_version} holds MariaDB {}, not {release}",
-            probe.version
-        );
-    }
-    let dest = root.join(release);
-    debian::relocate(&staging, &dest, &["usr/bin", "usr/sbin"])?;
-    std::fs::write(
-        staging.join(MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
-    if let Err(e) = std::fs::rename(&staging, &dest) {
-        if let Some(done) = installed_in(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    say(&format!(
-        "installed MariaDB {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
-        manifest.package,
-        bytes / 1_000_000,
-        dest.display(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(MaInstalled {
-        dir: dest,
-        manifest,
-    })
+    super::debian::install_debian_tree(
+        &super::debian::DebianServer {
+            flavor: Flavor::MariaDb,
+            packages: &["mariadb-server-core", "mariadb-client-core"],
+            root: mariadb_cache(),
+        },
+        release,
+        debian_version,
+        say,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn debian_versions_name_mariadb_releases() {
-        assert_eq!(debian_release("1:11.8.9+ds-4").as_deref(), Some("11.8.9"));
-        assert_eq!(
-            debian_release("1:10.11.19-0+deb12u1").as_deref(),
-            Some("10.11.19")
-        );
-        assert_eq!(debian_release("11.8"), None);
-    }
 
     #[test]
     fn a_series_means_its_newest_release() {

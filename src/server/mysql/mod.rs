@@ -15,6 +15,7 @@
 
 mod binaries;
 mod config;
+pub mod debian;
 pub mod install;
 pub mod named;
 pub mod oracle;

