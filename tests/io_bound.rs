@@ -216,6 +216,24 @@ fn a_kernel_oom_kill_of_the_server_is_named_in_one_line() {
 }
 
 #[test]
+fn a_bad_server_memory_is_one_line_before_any_server_starts() {
+    for (args, want) in [
+        (
+            &["run", "--sizing", "io-bound", "--server-memory", "lots"][..],
+            &["--server-memory \"lots\"", "at least 16 MiB"][..],
+        ),
+        (
+            &["run", "--server-memory", "256MiB"][..],
+            &["--server-memory", "add --sizing io-bound"][..],
+        ),
+    ] {
+        let err =
+            common::cli_runs::fails_in_one_line(args, want, std::time::Duration::from_secs(10));
+        assert!(!err.contains("starting"), "{err}");
+    }
+}
+
+#[test]
 fn a_bad_memory_limit_is_one_line_before_any_server_starts() {
     let err = common::cli_runs::fails_in_one_line(
         &["run", "--memory-limit", "5MiB"],

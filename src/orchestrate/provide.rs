@@ -348,11 +348,14 @@ fn server_dir(results: &Path, run_id: i64, pos: u32, repetition: u32, name: &str
 /// IO-bound run: backends, the other processes, and a little page cache.
 const IO_BOUND_HEADROOM: u64 = 32 << 20;
 
-/// The memory limit of a managed PostgreSQL in an IO-bound run.
+/// The memory limit of a managed PostgreSQL in an IO-bound run: the
+/// `--server-memory` given, or the buffer pool and a little more.
 fn io_bound_limit(plan: &Plan) -> Option<u64> {
     (plan.sizing.sizing == crate::plan::sizing::Sizing::IoBound).then(|| {
         let buffers = plan.sizing.shared_buffers_mb << 20;
-        buffers + IO_BOUND_HEADROOM
+        plan.sizing
+            .server_memory_bytes
+            .unwrap_or(buffers + IO_BOUND_HEADROOM)
     })
 }
 
