@@ -397,8 +397,8 @@ pub fn io_bound_mechanism(plan: &Plan) -> Option<String> {
     {
         parts.push(
             "managed MariaDB/MySQL gets innodb_buffer_pool_size = shared_buffers and reads data \
-             with O_DIRECT (innodb_flush_method, the default from MariaDB 10.6 and MySQL 8.0), \
-             bypassing the page cache"
+             with O_DIRECT (tidemark's base config sets innodb_flush_method = O_DIRECT), \
+             bypassing the page cache; what the server reports is stored with the target"
                 .to_string(),
         );
     }
@@ -495,6 +495,9 @@ pub fn provide(
             let mut server = ManagedMysql::start(opts)?;
             if let Some(limit) = plan.memory_limit {
                 let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            }
+            if io_bound_limit(plan).is_some() {
+                server.mark_io_bound();
             }
             let label = match target.allocator {
                 Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),
