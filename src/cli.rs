@@ -162,6 +162,12 @@ pub struct RunArgs {
     /// 4x the buffer pool), from the machine's memory.
     #[arg(long, default_value = "cached")]
     pub sizing: String,
+    /// With --sizing io-bound: the memory each managed server gets
+    /// (256MiB, 1GiB), used as the posts use their servers' memory: the
+    /// buffer pool 3/4 of it, PostgreSQL's page cache held to it, and the
+    /// tables (unless --table-size or --rows-load say) 5x it.
+    #[arg(long, value_name = "SIZE")]
+    pub server_memory: Option<String>,
     /// Continue an interrupted run with its stored plan, skipping the
     /// (target, repetition, step) cells it measured.
     #[arg(long, value_name = "RUN")]
@@ -331,6 +337,7 @@ impl RunArgs {
             devices: self.devices.clone(),
             cpu_profile: self.cpu_profile,
             memory_limit: self.memory_limit.clone(),
+            server_memory: self.server_memory.clone(),
             instructions: self.instructions,
             events: self.events,
             workload: self.workload.workload.clone(),
@@ -356,6 +363,7 @@ const PLAN_OPTIONS: [&[&str]; 2] = [
         "server_cpus",
         "client_cpus",
         "sizing",
+        "server_memory",
         "profile",
         "tests",
         "settings",

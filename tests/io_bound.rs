@@ -98,9 +98,18 @@ fn io_bound_postgres_reads_from_storage_where_cached_does_not() {
 #[test]
 fn io_bound_mariadb_reads_from_storage_where_cached_does_not() {
     let _turn = serial();
-    let (io, _) = reads_per_query("mariadb@system", "io-bound");
-    let (cached, _) = reads_per_query("mariadb@system", "cached");
+    let (io, fact) = reads_per_query("mariadb@system", "io-bound");
+    let (cached, none) = reads_per_query("mariadb@system", "cached");
     eprintln!("MariaDB reads, KB read by the server per query: io-bound {io:?}, cached {cached:?}");
+    // The server itself says its data bypasses the page cache, with the
+    // buffer pool the sizing chose (300k rows ≈ 77 MiB: a 16 MiB pool).
+    let fact = fact.expect("an IO-bound MariaDB records how it reads");
+    assert!(
+        fact.starts_with("InnoDB's buffer pool of 16 MiB with innodb_flush_method = O_DIRECT")
+            && fact.ends_with("past the OS page cache"),
+        "{fact}"
+    );
+    assert_eq!(none, None, "nothing to say in a cached run");
     assert!(
         io.0 > 0.1 && io.1 > 2.0,
         "io-bound reads from storage: {io:?}"
@@ -213,6 +222,24 @@ fn a_kernel_oom_kill_of_the_server_is_named_in_one_line() {
         "{target}"
     );
     assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+#[test]
+fn a_bad_server_memory_is_one_line_before_any_server_starts() {
+    for (args, want) in [
+        (
+            &["run", "--sizing", "io-bound", "--server-memory", "lots"][..],
+            &["--server-memory \"lots\"", "at least 16 MiB"][..],
+        ),
+        (
+            &["run", "--server-memory", "256MiB"][..],
+            &["--server-memory", "add --sizing io-bound"][..],
+        ),
+    ] {
+        let err =
+            common::cli_runs::fails_in_one_line(args, want, std::time::Duration::from_secs(10));
+        assert!(!err.contains("starting"), "{err}");
+    }
 }
 
 #[test]

@@ -368,11 +368,14 @@ fn server_dir(results: &Path, run_id: i64, pos: u32, repetition: u32, name: &str
 /// IO-bound run: backends, the other processes, and a little page cache.
 const IO_BOUND_HEADROOM: u64 = 32 << 20;
 
-/// The memory limit of a managed PostgreSQL in an IO-bound run.
+/// The memory limit of a managed PostgreSQL in an IO-bound run: the
+/// `--server-memory` given, or the buffer pool and a little more.
 fn io_bound_limit(plan: &Plan) -> Option<u64> {
     (plan.sizing.sizing == crate::plan::sizing::Sizing::IoBound).then(|| {
         let buffers = plan.sizing.shared_buffers_mb << 20;
-        buffers + IO_BOUND_HEADROOM
+        plan.sizing
+            .server_memory_bytes
+            .unwrap_or(buffers + IO_BOUND_HEADROOM)
     })
 }
 
@@ -414,8 +417,8 @@ pub fn io_bound_mechanism(plan: &Plan) -> Option<String> {
     {
         parts.push(
             "managed MariaDB/MySQL gets innodb_buffer_pool_size = shared_buffers and reads data \
-             with O_DIRECT (innodb_flush_method, the default from MariaDB 10.6 and MySQL 8.0), \
-             bypassing the page cache"
+             with O_DIRECT (tidemark's base config sets innodb_flush_method = O_DIRECT), \
+             bypassing the page cache; what the server reports is stored with the target"
                 .to_string(),
         );
     }
@@ -517,6 +520,9 @@ pub fn provide(
             let mut server = ManagedMysql::start(opts)?;
             if let Some(limit) = plan.memory_limit {
                 let _ = server.limit_memory(limit, crate::server::cgroup::Mode::Hard);
+            }
+            if io_bound_limit(plan).is_some() {
+                server.mark_io_bound();
             }
             let label = match target.allocator {
                 Some(a) => label_for(prefix, &bins.version, &format!("{config}+{}", a.name())),

@@ -313,7 +313,10 @@ impl StepContext<'_> {
             (None, Some(Ok(_))) => Some(Err("the step had no measured second".into())),
             (None, None) => None,
         };
-        let info = &with_counter_growth(info, &counters_before, &self.server.client_counters());
+        let info = &note_nothing_finished(
+            with_counter_growth(info, &counters_before, &self.server.client_counters()),
+            &result,
+        );
         let mut host = self.host_summary(sampled, per_op(&result), connector.as_ref());
         match server_counters {
             Ok((counters, error)) => {
@@ -556,4 +559,62 @@ fn with_counter_growth(
         }
     }
     info
+}
+
+/// A timed step in which no event finished measured no rate: its note says
+/// so and how to size it (an IO-bound scan of a large table outlasts the
+/// quick profile's seconds). Other steps keep their info as it is.
+fn note_nothing_finished(mut info: StepInfo, result: &StepResult) -> StepInfo {
+    if result.status == StepStatus::Ok && result.counts.events == 0 && result.secs > 0.0 {
+        let said = format!(
+            "no event finished within the step's {:.0} s, so it measured no rate: one takes \
+             longer on this data; give the step more seconds (sysbench: --read-secs, \
+             --write-secs)",
+            result.secs
+        );
+        info.note = Some(match info.note.take() {
+            Some(n) => format!("{n}. {said}"),
+            None => said,
+        });
+    }
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_where_nothing_finished_says_so() {
+        let info = StepInfo {
+            suite: "sysbench".into(),
+            name: "scan_range=100".into(),
+            test: "scan".into(),
+            range: Some(100),
+            group: None,
+            reported: true,
+            note: Some("rows counts rows scanned".into()),
+            params: serde_json::json!({}),
+            sweep_threads: None,
+        };
+        let mut result = StepResult::failed(1, "x");
+        result.status = StepStatus::Ok;
+        result.secs = 5.0;
+        let noted = note_nothing_finished(info.clone(), &result);
+        let note = noted.note.unwrap();
+        assert!(
+            note.starts_with("rows counts rows scanned. no event finished within the step's 5 s")
+                && note.ends_with("--write-secs)"),
+            "{note}"
+        );
+        result.counts.events = 1;
+        assert_eq!(note_nothing_finished(info.clone(), &result), info);
+        result.counts.events = 0;
+        result.status = StepStatus::Failed;
+        assert_eq!(
+            note_nothing_finished(info.clone(), &result),
+            info,
+            "a failure says why itself"
+        );
+    }
 }

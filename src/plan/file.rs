@@ -5,6 +5,7 @@
 //! suite = "sysbench"
 //! profile = "quick"
 //! sizing = "cached"              # or "io-bound"
+//! # server_memory = "256MiB"     # io-bound: the posts' shape against this memory
 //! tests = ["point-query", "insert"]
 //! repeat = 2                     # A B A B
 //! settle_secs = 10
@@ -46,6 +47,8 @@ pub struct PlanFile {
     pub suite: Option<String>,
     pub profile: Option<String>,
     pub sizing: Option<String>,
+    /// With `sizing = "io-bound"`: the server's memory (`"256MiB"`).
+    pub server_memory: Option<String>,
     pub tests: Option<Vec<String>>,
     pub repeat: Option<u32>,
     pub settle_secs: Option<f64>,
@@ -153,6 +156,11 @@ pub fn apply(
     take!(suite, "suite");
     take!(profile, "profile");
     take!(sizing, "sizing");
+    if let Some(v) = file.server_memory
+        && !given("server_memory")
+    {
+        input.server_memory = Some(v);
+    }
     take!(tests, "tests");
     take!(repeat, "repeat");
     take!(settle_secs, "settle_secs");

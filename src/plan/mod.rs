@@ -152,6 +152,10 @@ pub struct PlanInput {
     /// `--memory-limit` as given (`512MiB`, `1GiB`, `96` MiB).
     #[serde(default)]
     pub memory_limit: Option<String>,
+    /// `--server-memory` as given: an IO-bound server's memory, from which
+    /// the posts' shape sizes the tables and the buffer pool.
+    #[serde(default)]
+    pub server_memory: Option<String>,
     /// `--instructions`: count the server's instructions under Valgrind.
     pub instructions: bool,
     /// `--events`: events per step in that mode (`None`:
@@ -172,6 +176,11 @@ pub struct PlanInput {
 /// Parses `--memory-limit`: a size in MiB (`96`), or with a unit (`96MiB`,
 /// `1GiB`, `512M`, `2G`); at least 16 MiB.
 pub fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    parse_memory_size("--memory-limit", text)
+}
+
+/// Parses a memory size given to `flag` as [`parse_memory_limit`] does.
+fn parse_memory_size(flag: &str, text: &str) -> Result<u64, String> {
     let t = text.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, unit) = t.split_at(digits);
@@ -188,8 +197,31 @@ pub fn parse_memory_limit(text: &str) -> Result<u64, String> {
     match bytes {
         Some(b) if b >= 16 << 20 => Ok(b),
         _ => Err(format!(
-            "--memory-limit {text:?}: give a size of at least 16 MiB, e.g. 512MiB or 2GiB"
+            "{flag} {text:?}: give a size of at least 16 MiB, e.g. 512MiB or 2GiB"
         )),
+    }
+}
+
+/// `--server-memory`: the rows the user did not give, sized as the posts
+/// size their IO-bound runs against `memory`: each suite's data
+/// [`sizing::POSTS_DATA_PER_MEMORY`] times it, the Insert Benchmark's
+/// l.i1 and l.i2 in the posts' proportion to l.i0.
+fn scale_to_memory(memory: u64, o: &Overrides, p: &mut SysbenchParams, ib: &mut IbenchParams) {
+    if o.table_size.is_none() {
+        p.table_size =
+            sizing::rows_for_memory(memory, u64::from(p.tables), sizing::SYSBENCH_ROW_BYTES);
+    }
+    if o.rows_load.is_none() {
+        // Rows per client (one table each, or all in one: the same data).
+        ib.rows_load =
+            sizing::rows_for_memory(memory, u64::from(ib.clients), sizing::IBENCH_ROW_BYTES);
+    }
+    let share = |f: f64| ((ib.rows_load as f64 * f) as u64).max(1);
+    if o.rows_l_i1.is_none() {
+        ib.rows_l_i1 = share(sizing::POSTS_L_I1_PER_LOAD);
+    }
+    if o.rows_l_i2.is_none() {
+        ib.rows_l_i2 = share(sizing::POSTS_L_I2_PER_LOAD);
     }
 }
 
@@ -214,7 +246,7 @@ impl Plan {
                 profile.as_str()
             ));
         }
-        let ibench = ibench_params(suite, profile, o)?;
+        let mut ibench = ibench_params(suite, profile, o)?;
         if suite.runs_ibench() && input.reuse_tables {
             return Err(
                 "--reuse-tables applies to sysbench only: the Insert Benchmark always loads its tables (pass --drop-existing to replace existing pi tables)".into(),
@@ -254,6 +286,20 @@ impl Plan {
         } else {
             Sizing::parse(&input.sizing)?
         };
+        let server_memory = input
+            .server_memory
+            .as_deref()
+            .map(|t| parse_memory_size("--server-memory", t))
+            .transpose()?;
+        if let Some(memory) = server_memory {
+            if sizing_kind != Sizing::IoBound {
+                return Err(
+                    "--server-memory sizes an IO-bound run: add --sizing io-bound (or drop --server-memory)"
+                        .into(),
+                );
+            }
+            scale_to_memory(memory, o, &mut p, &mut ibench);
+        }
         let sysbench_bytes = u64::from(p.tables) * p.table_size * sizing::SYSBENCH_ROW_BYTES;
         // The Insert Benchmark's tables keep the size l.i0 gives them.
         let ibench_bytes = u64::from(ibench.clients) * ibench.rows_load * sizing::IBENCH_ROW_BYTES;
@@ -263,11 +309,11 @@ impl Plan {
             Suite::All => sysbench_bytes + ibench_bytes,
             Suite::Workload => 0,
         };
-        let sizing = sizing::choose(
-            sizing_kind,
-            data_bytes,
-            crate::metrics::host::memory_bytes().unwrap_or(0),
-        );
+        let machine_memory = crate::metrics::host::memory_bytes().unwrap_or(0);
+        let sizing = match server_memory {
+            Some(memory) => sizing::choose_for_memory(memory, data_bytes, machine_memory),
+            None => sizing::choose(sizing_kind, data_bytes, machine_memory),
+        };
         let repeat = input.repeat.unwrap_or(1);
         if !(1..=1000).contains(&repeat) {
             return Err(format!("--repeat {repeat}: give a count from 1 to 1000"));
@@ -425,6 +471,42 @@ mod tests {
         assert_eq!(p.targets.len(), 1);
         assert_eq!(p.targets[0].spec_text, DEFAULT_TARGET);
         assert_eq!(p.sysbench.table_size, 100_000);
+    }
+
+    #[test]
+    fn server_memory_sizes_rows_and_pool_as_the_posts_do() {
+        let mut i = input();
+        i.sizing = "io-bound".into();
+        i.server_memory = Some("256MiB".into());
+        let p = Plan::build(i.clone()).unwrap();
+        assert_eq!(p.sysbench.table_size, 4_971_026);
+        assert_eq!(p.sizing.shared_buffers_mb, 192);
+        assert_eq!(p.sizing.server_memory_bytes, Some(256 << 20));
+        // Given rows win; the Insert Benchmark's follow the posts' X:Y:Z.
+        i.overrides.table_size = Some(1_000_000);
+        i.suite = "all".into();
+        let p = Plan::build(i.clone()).unwrap();
+        assert_eq!(p.sysbench.table_size, 1_000_000);
+        let q = &p.ibench;
+        assert_eq!(
+            (q.clients, q.rows_load, q.rows_l_i1, q.rows_l_i2),
+            (2, 3_728_270, 59_652, 14_913)
+        );
+        assert!(
+            p.sizing.note.starts_with("server memory 256 MiB"),
+            "{}",
+            p.sizing.note
+        );
+        i.sizing = "cached".into();
+        let e = Plan::build(i.clone()).unwrap_err();
+        assert!(e.contains("add --sizing io-bound"), "{e}");
+        i.sizing = "io-bound".into();
+        i.server_memory = Some("lots".into());
+        let e = Plan::build(i).unwrap_err();
+        assert!(
+            e.starts_with("--server-memory \"lots\": give a size"),
+            "{e}"
+        );
     }
 
     #[test]

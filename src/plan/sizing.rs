@@ -35,6 +35,18 @@ pub const TOGETHER_MEMORY_SHARE: f64 = 0.75;
 /// char(120), char(60), line pointer, fill) is about 225 bytes and the
 /// primary key and `k` indexes about 45 more.
 pub const SYSBENCH_ROW_BYTES: u64 = 270;
+/// The posts' IO-bound shape: their data is about this many times their
+/// server's memory (the Insert Benchmark's 1 × 800M rows on 32 GB, 8 ×
+/// 250M on 64 GB, 12 × 300M on 128 GB: 4.5–5.6x at
+/// [`IBENCH_ROW_BYTES`]). `--server-memory` sizes the tables so.
+pub const POSTS_DATA_PER_MEMORY: u64 = 5;
+/// The posts' buffer pool as a share of their server's memory
+/// (`shared_buffers = 48GB` on the 64 GB servers).
+pub const POSTS_BUFFER_POOL_SHARE: f64 = 0.75;
+/// The posts' Insert Benchmark IO-bound l.i1 and l.i2 rows per l.i0 row
+/// (4M and 1M per 250M): `--server-memory` keeps this proportion.
+pub const POSTS_L_I1_PER_LOAD: f64 = 4.0 / 250.0;
+pub const POSTS_L_I2_PER_LOAD: f64 = 1.0 / 250.0;
 /// Bytes per Insert Benchmark row on PostgreSQL: the heap tuple (header,
 /// bigint, timestamp, four ints, a 10–20 byte varchar, line pointer) is
 /// about 80 bytes, the primary key about 20 and the three secondary indexes
@@ -79,6 +91,50 @@ pub struct SizingChoice {
     pub shared_buffers_mb: u64,
     /// What the choice means, one line.
     pub note: String,
+    /// `--server-memory`: the memory an IO-bound server is given (its
+    /// buffer pool is [`POSTS_BUFFER_POOL_SHARE`] of it and its memory
+    /// cgroup holds it to it); `None`: sized from the data.
+    #[serde(default)]
+    pub server_memory_bytes: Option<u64>,
+}
+
+/// Rows per table that make `tables` tables of `row_bytes`-byte rows
+/// [`POSTS_DATA_PER_MEMORY`] times `memory`, as the posts' IO-bound runs
+/// are (at least one row).
+pub fn rows_for_memory(memory: u64, tables: u64, row_bytes: u64) -> u64 {
+    (POSTS_DATA_PER_MEMORY * memory / (tables.max(1) * row_bytes)).max(1)
+}
+
+/// Sizes an IO-bound server given `server_memory` bytes (`--server-memory`),
+/// as the posts size theirs: the buffer pool [`POSTS_BUFFER_POOL_SHARE`] of
+/// that memory, whatever the data; the note says how the data compares.
+pub fn choose_for_memory(server_memory: u64, data_bytes: u64, memory_bytes: u64) -> SizingChoice {
+    let shared_buffers_mb = round_down(
+        (server_memory as f64 * POSTS_BUFFER_POOL_SHARE) as u64 / MB,
+        16,
+    );
+    let pool = (shared_buffers_mb * MB) as f64;
+    let mut note = format!(
+        "server memory {} MiB (--server-memory), the buffer pool {}% of it: the data is {:.1}x \
+         the buffer pool and {:.1}x the server's memory (the posts' IO-bound runs: 4.5-5.6x)",
+        server_memory / MB,
+        (POSTS_BUFFER_POOL_SHARE * 100.0) as u32,
+        data_bytes as f64 / pool,
+        data_bytes as f64 / server_memory as f64
+    );
+    if data_bytes < 2 * server_memory {
+        note.push_str(
+            ": too little data for an IO-bound run, raise the rows or lower --server-memory",
+        );
+    }
+    SizingChoice {
+        sizing: Sizing::IoBound,
+        data_bytes,
+        memory_bytes,
+        shared_buffers_mb,
+        note,
+        server_memory_bytes: Some(server_memory),
+    }
 }
 
 /// Sizes the buffer pool for `data_bytes` of data on a machine with
@@ -127,6 +183,7 @@ pub fn choose(sizing: Sizing, data_bytes: u64, memory_bytes: u64) -> SizingChoic
         memory_bytes,
         shared_buffers_mb,
         note,
+        server_memory_bytes: None,
     }
 }
 
@@ -242,6 +299,31 @@ mod tests {
                 .starts_with("sizing io-bound: data ≈ 27 MB, memory 17.2 GB")
         );
         assert!(tiny.config_lines().ends_with("\nshared_buffers = 16MB\n"));
+    }
+
+    #[test]
+    fn server_memory_gives_the_posts_shape() {
+        // 256 MiB: one sysbench table of 5x that, the buffer pool 3/4 of it.
+        let rows = rows_for_memory(256 << 20, 1, SYSBENCH_ROW_BYTES);
+        assert_eq!(rows, 4_971_026);
+        let c = choose_for_memory(256 << 20, rows * SYSBENCH_ROW_BYTES, 24 * GB);
+        assert_eq!(c.shared_buffers_mb, 192);
+        assert_eq!(c.server_memory_bytes, Some(256 << 20));
+        assert!(
+            c.note
+                .contains("the data is 6.7x the buffer pool and 5.0x the server's memory"),
+            "{}",
+            c.note
+        );
+        // Two Insert Benchmark tables share the same data.
+        assert_eq!(rows_for_memory(256 << 20, 2, IBENCH_ROW_BYTES), 3_728_270);
+        let small = choose_for_memory(1 << 30, 100 << 20, 24 * GB);
+        assert!(
+            small.note.ends_with("lower --server-memory"),
+            "{}",
+            small.note
+        );
+        assert_eq!(rows_for_memory(16 << 20, 1000, 1 << 20), 1);
     }
 
     #[test]

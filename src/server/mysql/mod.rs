@@ -119,6 +119,9 @@ pub struct MyFamily {
     /// The password of `tidemark` and `root`, drawn for this server and
     /// held only here.
     password: Secret,
+    /// An IO-bound run: the record says how InnoDB keeps its data out of
+    /// the OS page cache ([`io_bound_fact`]).
+    io_bound: bool,
 }
 
 /// A running MySQL or MariaDB server owned by tidemark; stopped on
@@ -217,11 +220,18 @@ impl ManagedMysql {
             socket,
             charset: opts.charset.clone(),
             password: Secret::random().context("cannot draw the server's password")?,
+            io_bound: false,
         };
         let mut my = ManagedServer::spawn(cmd, name, setup, family)?;
         let mut root = my.wait_ready(opts.start_timeout)?;
         my.create_user_and_database(&mut root)?;
         Ok(my)
+    }
+
+    /// Marks the server as serving an IO-bound run: its record then says,
+    /// as the server reports it, whether InnoDB reads past the page cache.
+    pub fn mark_io_bound(&mut self) {
+        self.family.io_bound = true;
     }
 
     /// Options of the server's own superuser over the unix socket, as
@@ -364,6 +374,12 @@ impl Family for MyFamily {
         if let Some(lib) = &bin.preload {
             extra["allocator"] = serde_json::json!(lib);
         }
+        if server.family.io_bound {
+            let sql = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+                       ('innodb_buffer_pool_size', 'innodb_flush_method', 'innodb_data_file_buffering')";
+            let vars = name_value_pairs(conn.query_text(sql).map_err(|e| anyhow!("{sql}: {e}"))?);
+            extra["io_bound"] = serde_json::json!(io_bound_fact(&vars));
+        }
         Ok(TargetInfo {
             dbms: bin.flavor.as_str().to_string(),
             version,
@@ -371,6 +387,43 @@ impl Family for MyFamily {
             settings,
             ..server.info_base(spec, label, extra)
         })
+    }
+}
+
+/// How an IO-bound run's InnoDB keeps data beyond its buffer pool out of
+/// the OS page cache, from the server's variables (`vars`): O_DIRECT
+/// (`innodb_flush_method`, or MariaDB 11's `innodb_data_file_buffering =
+/// OFF`), or a warning that the page cache may serve its reads.
+fn io_bound_fact(vars: &[(String, String)]) -> String {
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let pool = var("innodb_buffer_pool_size")
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or("unknown".to_string(), |b| format!("{} MiB", b >> 20));
+    let (how, direct) = match (
+        var("innodb_data_file_buffering"),
+        var("innodb_flush_method"),
+    ) {
+        (Some(b), _) => (
+            format!("innodb_data_file_buffering = {b}"),
+            b.eq_ignore_ascii_case("OFF"),
+        ),
+        (None, Some(m)) => (format!("innodb_flush_method = {m}"), m.contains("O_DIRECT")),
+        (None, None) => ("no flush method reported".to_string(), false),
+    };
+    if direct {
+        format!(
+            "InnoDB's buffer pool of {pool} with {how}: data beyond it is read from storage, past \
+             the OS page cache"
+        )
+    } else {
+        format!(
+            "InnoDB's buffer pool of {pool} with {how}: the OS page cache may serve reads beyond \
+             it, so storage reads per query are understated; set innodb_flush_method = O_DIRECT"
+        )
     }
 }
 
@@ -581,4 +634,41 @@ pub fn describe_connection(conn: &mut MyConn) -> Result<serde_json::Value> {
         "version": if comment.is_empty() { version } else { format!("{version} ({comment})") },
         "session_character_sets": charsets,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::io_bound_fact;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_io_bound_fact_says_whether_innodb_bypasses_the_page_cache() {
+        let direct = io_bound_fact(&vars(&[
+            ("innodb_buffer_pool_size", "335544320"),
+            ("innodb_flush_method", "O_DIRECT"),
+        ]));
+        assert_eq!(
+            direct,
+            "InnoDB's buffer pool of 320 MiB with innodb_flush_method = O_DIRECT: data beyond it \
+             is read from storage, past the OS page cache"
+        );
+        let cached = io_bound_fact(&vars(&[("innodb_flush_method", "fsync")]));
+        assert!(
+            cached.contains("buffer pool of unknown") && cached.ends_with("= O_DIRECT"),
+            "{cached}"
+        );
+        // MariaDB 11: the buffering switch decides, not the deprecated method.
+        let eleven = io_bound_fact(&vars(&[
+            ("innodb_data_file_buffering", "OFF"),
+            ("innodb_flush_method", "fsync"),
+        ]));
+        assert!(eleven.contains("past the OS page cache"), "{eleven}");
+        assert!(io_bound_fact(&[]).contains("understated"));
+    }
 }
