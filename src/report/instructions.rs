@@ -26,13 +26,15 @@ use crate::store::StepRecord;
 /// pairs of identical PostgreSQL 15 servers): read tests within 0.25 %
 /// (0.16 % in the quick profile's order); a read right after writes with
 /// no VACUUM between prunes pages or not depending on the xmin horizon of
-/// the moment (1.4-1.6 % seen). Three identical servers, one point-query
-/// count each (1000 events, 2000-row table): 0.9933 and 0.9982 of the
-/// first (and 0.9933, 0.9951 in two more such runs): a backend's malloc
-/// arena (glibc's `_int_malloc`, `unlink_chunk`) differs by ~300
-/// instructions per query from server to server, so 0.5 % did not cover
-/// A/A and the floor is 1 %.
-pub const READ_FLOOR: f64 = 0.01;
+/// the moment (1.4-1.6 % seen). But between servers, one point-query
+/// count each (1000 events, 2000-row table, PostgreSQL 15 from Debian), the
+/// second of identical servers spent 0.9933, 0.9951, 0.9890 and 0.9933 of
+/// the first's instructions per query in four runs, the third 0.9982: the
+/// difference sits in the client backend's malloc (glibc's `_int_malloc`
+/// 585 vs 361 and `unlink_chunk` 119 vs 0 per query), and its cause is not
+/// known. One count per side cannot see it, so the floor is 2 %, past
+/// the largest A/A difference seen (1.1 %).
+pub const READ_FLOOR: f64 = 0.02;
 /// The same for a write test: within 0.5 % in those A/A runs, except the
 /// hot-row tests ([`HOT_ROW_FLOOR`]).
 pub const WRITE_FLOOR: f64 = 0.01;
@@ -490,13 +492,13 @@ mod tests {
 
     #[test]
     fn one_count_each_uses_the_floor_and_repetitions_the_t_interval() {
-        let (iv, how) = compare(&[(0, 1000.0)], &[(0, 1020.0)], READ_FLOOR);
+        let (iv, how) = compare(&[(0, 1000.0)], &[(0, 1040.0)], READ_FLOOR);
         let iv = iv.unwrap();
-        assert!((iv.estimate - 1.02).abs() < 1e-12);
-        assert!(iv.lo > 1.0, "2 % is past a 1 % floor: {iv:?}");
+        assert!((iv.estimate - 1.04).abs() < 1e-12);
+        assert!(iv.lo > 1.0, "4 % is past a 2 % floor: {iv:?}");
         assert_eq!(word(verdict(Some(&iv), MIN_EFFECT)), "slower");
         assert!(how.contains("floor from A/A"), "{how}");
-        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 1007.0)], READ_FLOOR);
+        let (iv, _) = compare(&[(0, 1000.0)], &[(0, 989.0)], READ_FLOOR);
         assert_eq!(word(verdict(iv.as_ref(), MIN_EFFECT)), "no difference");
         let (iv, how) = compare(
             &[(0, 1000.0), (1, 1001.0)],
