@@ -5,7 +5,7 @@
 //! (`set -e`, the workflow's env, `$GITHUB_ENV` carried to later steps,
 //! `$GITHUB_STEP_SUMMARY`), on small settings: the test cache's PostgreSQL
 //! source as both base and branch (so both builds are the one
-//! tests/pg_build.rs makes, through ccache), one test.
+//! tests/pg_build.rs makes, through ccache), one test on a 2000-row table.
 
 mod common;
 
@@ -91,6 +91,7 @@ fn the_workflow_parses_and_its_commands_run_in_order() {
         ("BASE_SUFFIX", String::new()),
         ("BRANCH_SUFFIX", String::new()),
         ("TESTS", "point-query".to_string()),
+        ("RUN_OPTIONS", "--table-size 2000".to_string()),
         ("TIDEMARK_CACHE", CACHE.to_string()),
         ("CCACHE_DIR", format!("{CACHE}/ccache")),
         (
