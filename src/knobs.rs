@@ -105,7 +105,7 @@ knobs! {
     TABLE_SIZE table_size: Option<u64> => Sysbench;
     /// Client threads (one connection each): one count, or a sweep every
     /// test runs at in turn, e.g. 1,4,64 or pow2:1..1024 or
-    /// pow2+cores:1..1024 or 1..250/10 (see README).
+    /// pow2+cores:1..1024 or 1..250/10 (see docs/runs.md).
     #[arg(long)]
     THREADS threads: Option<ThreadCounts> => Sysbench;
     /// Clients from which a test whose events are single read statements

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::chromium::chromium_cmd;
-use common::cli_runs::{Watched, one_line_error, short_run};
+use common::cli_runs::{Watched, export_json, one_line_error, short_run};
 use common::*;
 
 /// perf processes a tidemark started (their data files are named so).
@@ -117,6 +117,40 @@ fn profiles_name_postgres_functions_and_draw_flamegraphs_for_two_targets() {
                 >= 5,
             "{top:#?}"
         );
+    }
+
+    // The export carries what the store holds for the step (docs/export.md,
+    // format_version 1): the profile with its top functions, and the
+    // server's counters measured per statement.
+    let doc = export_json(results);
+    assert_eq!(doc["format_version"], 1);
+    for t in doc["runs"][0]["targets"].as_array().unwrap() {
+        let step = &t["steps"][0];
+        let p = &step["cpu_profile"];
+        assert!(p["samples"].as_u64().unwrap() > 20, "{p}");
+        assert!(p["hz"].as_u64().unwrap() > 0 && p["secs"].as_f64().unwrap() > 0.0);
+        let top = p["top"].as_array().unwrap();
+        assert!(
+            !top.is_empty() && top[0]["samples"].as_u64().unwrap() > 0,
+            "{p}"
+        );
+        let shares: f64 = top.iter().map(|f| f["share"].as_f64().unwrap()).sum();
+        assert!(shares > 0.0 && shares <= 1.0 + 1e-9, "{shares}");
+        assert!(p["folded"].as_str().unwrap().contains("PostgresMain"));
+        let c = &step["server_counters"];
+        let measured = c["measured"].as_array().unwrap();
+        let hits = measured
+            .iter()
+            .find(|m| m["name"] == "blks_hit")
+            .unwrap_or_else(|| panic!("{c}"));
+        // A point query reads an index root and leaf and a heap page from
+        // shared buffers (statistics reach the view up to a second late).
+        let per = hits["per_statement"].as_f64().unwrap();
+        assert!(
+            hits["kind"] == "counter" && (0.5..50.0).contains(&per),
+            "{hits}"
+        );
+        assert!(c["readings"].as_array().unwrap().len() >= 2, "{c}");
     }
 
     let out = dir.path().join("report");

@@ -135,3 +135,145 @@ fn missing_valgrind_and_external_targets_are_refused_before_any_server_starts() 
     let line = one_line_error(&o);
     assert!(line.contains("external server's processes"), "{line}");
 }
+
+/// The gate counts instruction verdicts: a planted difference of large,
+/// known cost (index scans off, so a point query scans the table) fails
+/// `report --fail-on slower` with exit 3 naming the instruction cell; two
+/// identical servers (A/A) pass. Both reports' junit.xml pass the JUnit
+/// schema (xmllint with the Jenkins xUnit plugin's junit-10.xsd, shipped in
+/// tests/fixtures/junit) and bencher.json carries the instruction counts.
+#[test]
+fn the_gate_fails_a_planted_instruction_regression_and_passes_a_a() {
+    let _guard = serial();
+    if tidemark::server::valgrind::unavailable().is_some() {
+        panic!("valgrind is not installed: .ci/run installs Debian's package valgrind");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let results = results_arg(dir.path());
+    let results = results.to_str().unwrap();
+    let o = run_tidemark(&short_run(
+        results,
+        "point-query",
+        &[
+            "pg@system",
+            "pg@system",
+            "pg@system:enable_indexscan=off:enable_bitmapscan=off:enable_indexonlyscan=off",
+        ],
+        // The default 1000 point queries per step: with 60, a backend's
+        // first-query costs (catalog caches) moved two identical servers
+        // 0.7 % apart, past the 0.5 % read floor.
+        &["--instructions", "--suite", "sysbench"],
+    ));
+    assert_success(&o);
+    let doc = export_json(results);
+    let label = |pos: usize| {
+        doc["runs"][0]["targets"][pos]["label"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (base, twin, planted) = (label(0), label(1), label(2));
+    let run_id = doc["runs"][0]["id"].as_i64().unwrap().to_string();
+    let gate = |other: &str, out: &std::path::Path, rule: &str| {
+        run_tidemark(&[
+            "report",
+            "--results",
+            results,
+            "-o",
+            out.to_str().unwrap(),
+            &format!("{run_id}:{base}"),
+            &format!("{run_id}:{other}"),
+            "--fail-on",
+            rule,
+        ])
+    };
+    let schema = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/junit/junit-10.xsd"
+    );
+    let xmllint = |dir: &std::path::Path| {
+        let junit = dir.join("junit.xml");
+        let o = std::process::Command::new("xmllint")
+            .args(["--noout", "--schema", schema])
+            .arg(&junit)
+            .output()
+            .expect("xmllint: .ci/setup installs Debian's package libxml2-utils");
+        assert!(
+            o.status.success(),
+            "junit.xml fails the JUnit schema: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(junit).unwrap()
+    };
+
+    // A/A: no instruction verdict fails; the wall-clock cells (one
+    // measurement each) are not verified, i.e. skipped in JUnit.
+    let aa = dir.path().join("aa");
+    let o = gate(&twin, &aa, "any");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let aa_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(aa.join("report.json")).unwrap()).unwrap();
+    eprintln!("A/A: {}", aa_json["instructions"]["tests"][0]["cells"][1]);
+    assert!(
+        stdout(&o).contains("gate --fail-on any: passed (2 compared cells)"),
+        "{}",
+        stdout(&o)
+    );
+    let junit = xmllint(&aa);
+    assert_eq!(junit.matches("<failure ").count(), 0, "{junit}");
+    assert!(junit.contains("classname=\"instructions."), "{junit}");
+
+    // The planted regression: exit 3, one line for the instruction cell
+    // (the wall-clock cell is not verified and does not fail).
+    let reg = dir.path().join("regression");
+    let o = gate(&planted, &reg, "slower");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("tidemark: gate: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    eprintln!("{}", lines[0]);
+    assert!(
+        lines[0].contains("instructions point-query_range=100 on ")
+            && lines[0].contains(":enable_indexscan=off")
+            && lines[0].contains("Ir/q")
+            && lines[0].contains("A/A floor")
+            && lines[0].ends_with("slower"),
+        "{err}"
+    );
+    let junit = xmllint(&reg);
+    assert_eq!(junit.matches("<failure ").count(), 1, "{junit}");
+    assert!(
+        junit.contains("<skipped "),
+        "the unverified wall-clock cell: {junit}"
+    );
+    let bencher: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reg.join("bencher.json")).unwrap()).unwrap();
+    let cell = &bencher[format!("instructions/point-query_range=100 [{planted}]")];
+    let rel = &cell["relative-instructions"];
+    let (lo, value, hi) = (
+        rel["lower_value"].as_f64().unwrap(),
+        rel["value"].as_f64().unwrap(),
+        rel["upper_value"].as_f64().unwrap(),
+    );
+    // A scan of 2000 rows costs many times an index lookup.
+    assert!(lo <= value && value <= hi && lo > 2.0, "{rel}");
+    let base_ir =
+        bencher[format!("instructions/point-query_range=100 [{base}]")]["instructions"]["value"]
+            .as_f64()
+            .unwrap();
+    let planted_ir = cell["instructions"]["value"].as_f64().unwrap();
+    assert!(
+        (planted_ir / base_ir - value).abs() < 1e-6 * value,
+        "{bencher}"
+    );
+    // An unexpected speed-up is not a regression.
+    let o = gate(&planted, &dir.path().join("faster"), "faster");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        pids_mentioning("valgrind", results).is_empty(),
+        "no Valgrind process left"
+    );
+}

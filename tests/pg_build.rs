@@ -18,10 +18,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::cli_runs::*;
+use common::pg_source::{CACHE, source_tree, source_version, tm};
 use common::*;
-
-/// The install cache every test shares.
-const CACHE: &str = "/tmp/tidemark-test-cache";
 
 /// A patch that applies to PostgreSQL 12-18 sources: a comment line in
 /// main.c (the build differs only by it, as the seeds' patched builds
@@ -38,59 +36,8 @@ const COMMENT_PATCH: &str = concat!(
     "  *\n",
 );
 
-/// tidemark with the shared cache; builds go through ccache when it is
-/// installed, so the patched build (one comment apart) and a fresh
-/// machine's second build cost little.
-fn tm() -> Command {
-    let mut cmd = tidemark();
-    cmd.env("TIDEMARK_CACHE", CACHE);
-    let ccache = Command::new("ccache").arg("--version").output();
-    if ccache.is_ok_and(|o| o.status.success()) {
-        cmd.env("CC", "ccache gcc")
-            .env("CCACHE_DIR", PathBuf::from(CACHE).join("ccache"));
-    }
-    cmd
-}
-
 fn tm_run(args: &[&str]) -> Output {
     tm().args(args).output().expect("tidemark runs")
-}
-
-/// The source tree to build: `TIDEMARK_PG_SRC`, else the newest
-/// `postgresql-*` tree `.ci/run` unpacked.
-fn source_tree() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TIDEMARK_PG_SRC") {
-        return dir.into();
-    }
-    let root = PathBuf::from(CACHE).join("src");
-    let mut trees: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("postgresql-"))
-                && p.join("configure").is_file()
-        })
-        .collect();
-    trees.sort();
-    trees.pop().unwrap_or_else(|| {
-        panic!(
-            "no PostgreSQL source tree in {}: run .ci/run (it unpacks `apt-get source \
-             postgresql-15` there) or set TIDEMARK_PG_SRC",
-            root.display()
-        )
-    })
-}
-
-fn source_version(src: &std::path::Path) -> String {
-    let text = std::fs::read_to_string(src.join("configure")).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("PACKAGE_VERSION='"))
-        .and_then(|v| v.strip_suffix('\''))
-        .expect("configure names its version")
-        .to_string()
 }
 
 #[test]

@@ -89,6 +89,8 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
         assert_eq!(step["params"]["slices"], 4, "{step}");
         let slices = step["metrics"]["slices"].as_array().unwrap();
         assert_eq!(slices.len(), 4, "{step}");
+        // The export's own key for them (docs/export.md).
+        assert_eq!(step["slices"], step["metrics"]["slices"], "{step}");
         let statements: u64 = slices
             .iter()
             .map(|s| s["statements"].as_u64().unwrap())

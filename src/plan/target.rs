@@ -1,7 +1,7 @@
 //! Target specs: which DBMS, where its binaries come from, which config, and
 //! settings for this target alone.
 //!
-//! Grammar (the README has it with examples):
+//! Grammar (docs/targets.md has it with examples):
 //! ```text
 //! target  = spec { ":" NAME "=" VALUE }      settings for this target only
 //! spec    = DBMS [ "@" source ] [ "+" config ]     DBMS: pg, mariadb, mysql

@@ -237,6 +237,22 @@ pub struct CpuProfile {
     pub folded: String,
 }
 
+/// Samples per leaf function of folded stacks (`a;b;leaf COUNT`).
+pub fn self_samples(folded: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in folded.lines() {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(n) = count.parse::<u64>() else {
+            continue;
+        };
+        let leaf = stack.rsplit(';').next().unwrap_or(stack);
+        *out.entry(leaf.to_string()).or_insert(0) += n;
+    }
+    out
+}
+
 /// Everything a server-counter sampler stored for one step.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCounters {

@@ -2,7 +2,9 @@
 //! JUnit XML (a test case per compared cell, a failure per cell the gate
 //! fails on, a skip per cell without a verdict) and Bencher's metric
 //! format (JSON keyed by benchmark, then measure, each with its value and
-//! where known its interval as `lower_value` / `upper_value`).
+//! where known its interval as `lower_value` / `upper_value`). Instruction
+//! counts (`run --instructions`) are cells of the suite `instructions`,
+//! measured as `instructions` (per query) and `relative-instructions`.
 
 use std::fmt::Write as _;
 
@@ -78,6 +80,8 @@ pub fn junit(r: &Report, on: FailOn) -> String {
 /// (`throughput`: its QPS or rows/s) under the benchmark `suite/test
 /// [target]`, and for a target other than the base its ratio to the base
 /// (`relative-throughput`, with the interval's ends when it has one).
+/// Instruction counts go under `instructions/test [target]` as
+/// `instructions` (per query) and `relative-instructions`.
 pub fn bencher(r: &Report) -> String {
     let mut out = Map::new();
     let mut put = |suite: &str, test: &str, target: &str, measure: &str, v: Value| {
@@ -113,15 +117,27 @@ pub fn bencher(r: &Report) -> String {
             }
         }
     }
+    if let Some(s) = &r.instructions {
+        for t in &s.tests {
+            if let Some(c) = t.cells.first().and_then(Option::as_ref) {
+                put(
+                    "instructions",
+                    &t.name,
+                    &r.targets[0].label,
+                    "instructions",
+                    json!({ "value": c.per_query }),
+                );
+            }
+        }
+    }
     for c in cells(r) {
+        let (measure, relative) = if c.suite == "instructions" {
+            ("instructions", "relative-instructions")
+        } else {
+            ("throughput", "relative-throughput")
+        };
         if let Some(v) = c.value {
-            put(
-                c.suite,
-                &c.test,
-                &c.target,
-                "throughput",
-                json!({ "value": v }),
-            );
+            put(c.suite, &c.test, &c.target, measure, json!({ "value": v }));
         }
         if let Some(ratio) = c.ratio {
             let mut m = json!({ "value": ratio });
@@ -129,7 +145,7 @@ pub fn bencher(r: &Report) -> String {
                 m["lower_value"] = json!(iv.lo);
                 m["upper_value"] = json!(iv.hi);
             }
-            put(c.suite, &c.test, &c.target, "relative-throughput", m);
+            put(c.suite, &c.test, &c.target, relative, m);
         }
     }
     serde_json::to_string_pretty(&Value::Object(out)).expect("a JSON object serializes") + "\n"

@@ -16,6 +16,7 @@ use super::basis::{Column, relative};
 use super::cost::per_what;
 use super::server_counters::{ServerRow, Shown};
 use crate::record::CpuProfile;
+pub use crate::record::server_counters::self_samples;
 use crate::store::StepRecord;
 
 /// Functions the top table lists (the union of each target's top ones).
@@ -189,22 +190,6 @@ fn step(name: &str, steps: &[Option<&StepRecord>]) -> ProfileStep {
         profiles,
         top,
     }
-}
-
-/// Samples per leaf function of folded stacks (`a;b;leaf COUNT`).
-pub fn self_samples(folded: &str) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for line in folded.lines() {
-        let Some((stack, count)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(n) = count.parse::<u64>() else {
-            continue;
-        };
-        let leaf = stack.rsplit(';').next().unwrap_or(stack);
-        *out.entry(leaf.to_string()).or_insert(0) += n;
-    }
-    out
 }
 
 /// `folded` with every count multiplied by `factor` (rounded), so two

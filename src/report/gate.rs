@@ -2,7 +2,9 @@
 //! ones a `--fail-on` rule matches, so `tidemark report --fail-on slower`
 //! can fail a build naming the cells. A cell's verdict is the report's own
 //! (the same interval, method and minimum effect); `not verified` and
-//! `unknown` never match, since they carry no evidence either way.
+//! `unknown` never match, since they carry no evidence either way. The
+//! instruction counts of `run --instructions` are cells too: more
+//! instructions per query is `slower`.
 
 use serde::Serialize;
 
@@ -50,15 +52,18 @@ impl FailOn {
 /// than the base.
 #[derive(Clone, Debug, Serialize)]
 pub struct GateCell {
-    /// `sysbench` or `ibench`.
+    /// `sysbench`, `ibench` or `instructions` (a sysbench test's
+    /// instructions per query counted under Valgrind).
     pub suite: &'static str,
-    /// The sysbench group's title, or `Insert Benchmark`.
+    /// The sysbench group's title, `Insert Benchmark`, or the counted
+    /// test's group.
     pub group: String,
     pub test: String,
     pub target: String,
-    /// What was compared: `qps` (sysbench) or the step's rate.
+    /// What was compared: `qps` (sysbench), the step's rate, or `Ir/q`
+    /// (instructions per query: a ratio above 1 is slower).
     pub measure: &'static str,
-    /// The target's value of the measure and the base's.
+    /// The target's value of the measure.
     pub value: Option<f64>,
     pub ratio: Option<f64>,
     pub interval: Option<Interval>,
@@ -91,8 +96,9 @@ impl GateCell {
     }
 }
 
-/// Every compared cell of `r`, sysbench groups first, then the Insert
-/// Benchmark's steps, each in the report's order and target by target.
+/// Every compared cell of `r`, sysbench groups first, then the
+/// instruction counts, then the Insert Benchmark's steps, each in the
+/// report's order and target by target.
 pub fn cells(r: &Report) -> Vec<GateCell> {
     let mut out = Vec::new();
     if let Some(s) = &r.sysbench {
@@ -112,6 +118,24 @@ pub fn cells(r: &Report) -> Vec<GateCell> {
                         verdict: c.verdict.unwrap_or("unknown"),
                     });
                 }
+            }
+        }
+    }
+    if let Some(s) = &r.instructions {
+        for t in &s.tests {
+            for (i, c) in t.cells.iter().enumerate().skip(1) {
+                let Some(c) = c else { continue };
+                out.push(GateCell {
+                    suite: "instructions",
+                    group: t.group.to_string(),
+                    test: t.name.clone(),
+                    target: r.targets[i].label.clone(),
+                    measure: "Ir/q",
+                    value: Some(c.per_query),
+                    ratio: c.relative,
+                    interval: c.interval,
+                    verdict: c.verdict.unwrap_or("unknown"),
+                });
             }
         }
     }

@@ -23,16 +23,18 @@ use crate::store::StepRecord;
 
 /// With one count on each side, the floor of a PostgreSQL read test's
 /// ratio: the most two identical servers may differ. A/A in this mode on
-/// this project's 2-core VM (quick profile, `--repeat 2`, two PostgreSQL
-/// 15 servers, autovacuum off and a VACUUM and CHECKPOINT before each step,
-/// 30,000-row tables; see `orchestrate::provide` and `plan::instructions`):
-/// every read test within 0.1 % (worst 0.09 %, read-only_range=100). With
-/// autovacuum on and 100,000-row tables reads differed by up to 0.35 %
-/// (each server's own ANALYZE sample) and a read after writes by 1.4-1.6 %
-/// (pruning left to a worker).
-pub const READ_FLOOR: f64 = 0.002;
+/// this project's 2-core VM (all 32 quick tests, `--repeat 2`, two
+/// PostgreSQL 15 servers, autovacuum off and a VACUUM and CHECKPOINT before
+/// each step, 30,000-row tables; see `orchestrate::provide` and
+/// `plan::instructions`): every read test within 0.14 % (point-query's
+/// 0.9986 the largest; 20 of 22 within 0.07 %). With autovacuum on and
+/// 100,000-row tables reads differed by up to 0.35 % (each server's own
+/// ANALYZE sample), a read after writes by 1.4-1.6 % (pruning left to a
+/// worker), and point-query on 2,000-row tables by up to 1.1 % (in the
+/// backend's malloc). Past the planted 0.3 % it must find, short of 0.14 %.
+pub const READ_FLOOR: f64 = 0.0025;
 /// The same for a PostgreSQL write test: every write test within 0.1 %
-/// (worst 0.09 %) in those A/A runs, update-one and update-zipf included
+/// (worst 0.09 %, read-write_range=10) in that A/A, update-one and update-zipf included
 /// (2.7-4.0 % with autovacuum on: a worker's snapshot decided how much each
 /// update could prune).
 pub const WRITE_FLOOR: f64 = 0.003;
@@ -503,7 +505,7 @@ mod tests {
         let (iv, how) = compare(&[(0, 1000.0)], &[(0, 1010.0)], READ_FLOOR);
         let iv = iv.unwrap();
         assert!((iv.estimate - 1.01).abs() < 1e-12);
-        assert!(iv.lo > 1.0, "1 % is past a 0.2 % floor: {iv:?}");
+        assert!(iv.lo > 1.0, "1 % is past a 0.25 % floor: {iv:?}");
         assert_eq!(word(verdict(Some(&iv), MIN_EFFECT)), "slower");
         assert!(how.contains("floor from A/A"), "{how}");
         let (iv, _) = compare(&[(0, 1000.0)], &[(0, 1003.0)], READ_FLOOR);

@@ -128,10 +128,34 @@ fn a_planted_one_percent_is_slower_by_the_floor_and_named_by_its_function() {
         "{:?}",
         report.notes
     );
+    // The gate counts the cell: `--fail-on slower` fails on it, naming
+    // the instruction count, and Bencher's format carries it.
+    let failing = crate::report::gate::failing(&report, crate::report::gate::FailOn::Slower);
+    assert_eq!(failing.len(), 1, "{failing:?}");
+    assert_eq!(failing[0].suite, "instructions");
+    assert!(
+        failing[0]
+            .line()
+            .contains("Ir/q 1.010 (1.007–1.013, A/A floor), slower"),
+        "{}",
+        failing[0].line()
+    );
+    assert!(crate::report::gate::failing(&report, crate::report::gate::FailOn::Faster).is_empty());
+    let bencher: serde_json::Value =
+        serde_json::from_str(&crate::report::ci_formats::bencher(&report)).unwrap();
+    let rel = &bencher["instructions/point-query_range=100 [pg1]"]["relative-instructions"];
+    assert!(
+        (rel["value"].as_f64().unwrap() - 1.01).abs() < 1e-9,
+        "{bencher}"
+    );
+    assert_eq!(
+        bencher["instructions/point-query_range=100 [pg0]"]["instructions"]["value"],
+        44_000.0
+    );
     let md = crate::report::render::markdown::render(&report);
     assert!(
         md.contains(
-            "| point-query_range=100 | 44,000 | 600 | 44,440 | 1.0100 ±0.0020 | slower | 600 |"
+            "| point-query_range=100 | 44,000 | 600 | 44,440 | 1.0100 ±0.0025 | slower | 600 |"
         ),
         "{md}"
     );

@@ -10,6 +10,7 @@
 pub mod chromium;
 pub mod cli_runs;
 pub mod ibench_checks;
+pub mod pg_source;
 pub mod sampler_checks;
 pub mod sysbench_checks;
 
