@@ -246,14 +246,20 @@ fn per_query(c: &Column<'_>, name: &str) -> Vec<(u32, f64)> {
         .collect()
 }
 
+/// A floor as a percentage with the digits it has: 0.0025 is `0.25`,
+/// 0.003 is `0.3`.
+fn percent(fraction: f64) -> String {
+    format!("{}", (fraction * 10_000.0).round() / 100.0)
+}
+
 /// The interval on `other / base` of instruction counts and how it was
 /// reached.
 fn compare(base: &[(u32, f64)], other: &[(u32, f64)], floor: f64) -> (Option<Interval>, String) {
     if base.len() == 1 && other.len() == 1 {
         let iv = crate::stats::floor_ratio(base[0].1, other[0].1, floor);
         let how = format!(
-            "instruction count, one each: ±{:.1} % floor from A/A runs in this mode",
-            floor * 100.0
+            "instruction count, one each: ±{} % floor from A/A runs in this mode",
+            percent(floor)
         );
         return (iv, how);
     }
@@ -266,10 +272,7 @@ fn compare(base: &[(u32, f64)], other: &[(u32, f64)], floor: f64) -> (Option<Int
     let paired = b.iter().map(|x| x.0).eq(o.iter().map(|x| x.0));
     // Repetitions run on the same two servers: their spread does not
     // cover how two servers differ, which the floor does.
-    let between = format!(
-        "widened by the ±{:.2} % floor between servers",
-        floor * 100.0
-    );
+    let between = format!("widened by the ±{} % floor between servers", percent(floor));
     if paired && let Some(iv) = paired_ratio(&bv, &ov) {
         let how = format!(
             "instruction count: t interval on {} repetitions paired in time, {between}",
@@ -534,6 +537,8 @@ mod tests {
         assert_eq!(word(verdict(iv.as_ref(), MIN_EFFECT)), "no difference");
         let (iv, _) = compare(&[(0, 1000.0)], &[(0, 998.0)], WRITE_FLOOR);
         assert_eq!(word(verdict(iv.as_ref(), MIN_EFFECT)), "no difference");
+        assert_eq!(percent(READ_FLOOR), "0.25");
+        assert_eq!(percent(WRITE_FLOOR), "0.3");
         assert_eq!(floor_for(Group::Write, "postgres"), WRITE_FLOOR);
         assert_eq!(floor_for(Group::Point, "postgres"), READ_FLOOR);
         assert_eq!(floor_for(Group::Point, "mariadb"), MARIADB_READ_FLOOR);
