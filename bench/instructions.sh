@@ -27,6 +27,10 @@
 #   patches  default: bench/planted/pg-*.patch
 # env: TIDEMARK_CACHE (install cache; default the test cache),
 #      TIDEMARK_BIN (a tidemark binary to use instead of a release build),
+#      REPEAT=N counts every target N times (default 1): the mean of N counts
+#      narrows the servers' own noise (up to ~60 instructions per point
+#      query), which a one-count match of the patch's cost to 10 % needs,
+
 #      WALL_CLOCK=1 also runs the base and the first patch in the normal
 #      wall-clock mode (--repeat 3, quick) and prints what that flagged.
 # needs: valgrind, a C compiler and PostgreSQL's build dependencies
@@ -75,7 +79,7 @@ test_args=()
 rm -rf "$dir/counted"
 start=$(date +%s)
 "$tm" run --suite sysbench "${test_args[@]}" "${targets[@]}" --instructions \
-    --results "$dir/counted" --no-report >"$dir/counted.log" 2>&1 \
+    --repeat "${REPEAT:-1}" --results "$dir/counted" --no-report >"$dir/counted.log" 2>&1 \
     || { tail -5 "$dir/counted.log"; exit 1; }
 echo "counted run: $(( $(date +%s) - start )) s ($dir/counted.log)"
 "$tm" report --results "$dir/counted" -o "$dir/counted/report" >/dev/null
