@@ -139,6 +139,8 @@ fn cgroups_of(pid: u32) -> Vec<String> {
 
 #[test]
 fn a_ctrl_c_or_a_dead_server_under_an_io_bound_step_leaves_no_cgroup() {
+    // Its cgroups must not show in the other tests' check for leftovers.
+    let _turn = serial();
     use common::cli_runs::{Watched, short_run};
     use std::time::{Duration, Instant};
     for kill_server in [false, true] {
@@ -190,6 +192,7 @@ fn a_ctrl_c_or_a_dead_server_under_an_io_bound_step_leaves_no_cgroup() {
 /// target; no server or cgroup is left.
 #[test]
 fn a_kernel_oom_kill_of_the_server_is_named_in_one_line() {
+    let _turn = serial();
     use common::cli_runs::{export_json, short_run};
     let dir = server_tempdir();
     let results = dir.path().join("results");
