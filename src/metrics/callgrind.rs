@@ -176,23 +176,10 @@ pub fn read(path: &Path) -> Result<Dump, String> {
 /// written at exit, `PREFIX.PID.N` for dump N), as (part, path), the
 /// numbered parts in order; the exit file (part `u32::MAX`) last.
 pub fn files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, PathBuf)> {
-    let stem = format!("{prefix}.{pid}");
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name == stem {
-            out.push((u32::MAX, e.path()));
-        } else if let Some(n) = name.strip_prefix(&format!("{stem}."))
-            && let Ok(n) = n.parse::<u32>()
-        {
-            out.push((n, e.path()));
-        }
-    }
-    out.sort();
-    out
+    dump_files(dir, prefix, pid)
+        .into_iter()
+        .filter_map(|(thread, part, path)| thread.is_none().then_some((part, path)))
+        .collect()
 }
 
 /// The dump files of process `pid` in `dir` written with
@@ -200,30 +187,46 @@ pub fn files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, PathBuf)> {
 /// for dump N of Valgrind's thread TT), as (thread, part, path) in thread
 /// and then part order; the exit file's part is `u32::MAX`.
 pub fn thread_files_of(dir: &Path, prefix: &str, pid: u32) -> Vec<(u32, u32, PathBuf)> {
+    dump_files(dir, prefix, pid)
+        .into_iter()
+        .filter_map(|(thread, part, path)| Some((thread?, part, path)))
+        .collect()
+}
+
+/// Every dump file of process `pid` in `dir`, as (thread, part, path),
+/// sorted: a process's own files (no thread) first.
+fn dump_files(dir: &Path, prefix: &str, pid: u32) -> Vec<(Option<u32>, u32, PathBuf)> {
     let stem = format!("{prefix}.{pid}");
-    let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
+        return Vec::new();
     };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&stem) else {
-            continue;
-        };
-        let Some((part, thread)) = rest.rsplit_once('-') else {
-            continue;
-        };
-        let part = match part.strip_prefix('.') {
-            Some(n) => n.parse::<u32>().ok(),
-            None if part.is_empty() => Some(u32::MAX),
-            None => None,
-        };
-        if let (Some(part), Ok(thread)) = (part, thread.parse::<u32>()) {
-            out.push((thread, part, e.path()));
-        }
-    }
+    let mut out: Vec<_> = entries
+        .flatten()
+        .filter_map(|e| {
+            let (thread, part) = dump_name(&e.file_name().to_string_lossy(), &stem)?;
+            Some((thread, part, e.path()))
+        })
+        .collect();
     out.sort();
     out
+}
+
+/// The (thread, part) a file named `name` holds of the process whose files
+/// start with `stem` (`PREFIX.PID`): `STEM` and `STEM.N` without threads,
+/// `STEM-TT` and `STEM.N-TT` for thread TT; the file written at exit is part
+/// `u32::MAX`. `None` for another process's file or any other name.
+fn dump_name(name: &str, stem: &str) -> Option<(Option<u32>, u32)> {
+    let rest = name.strip_prefix(stem)?;
+    let (part, thread) = match rest.rsplit_once('-') {
+        Some((part, thread)) => (part, Some(thread.parse().ok()?)),
+        None => (rest, None),
+    };
+    let part = match part.strip_prefix('.') {
+        Some(n) => n.parse().ok()?,
+        None if part.is_empty() => u32::MAX,
+        None => return None,
+    };
+    Some((thread, part))
 }
 
 #[cfg(test)]
@@ -377,5 +380,12 @@ calls=1 0
             .map(|(t, n, _)| (t, n))
             .collect();
         assert_eq!(files, [(2, 1), (2, 10), (2, u32::MAX), (14, 2)]);
+        // The same directory read per process: only the files without a
+        // thread.
+        let parts: Vec<u32> = files_of(dir.path(), "cg", 5)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(parts, [3, u32::MAX]);
     }
 }
