@@ -234,13 +234,18 @@ fn run_wide(t: &TargetPlan) -> &[(String, String)] {
 fn counted_settings(plan: &Plan, t: &TargetPlan) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if plan.instructions.is_some() {
-        for (name, value) in [("autovacuum", "off"), ("checkpoint_timeout", "1d")] {
-            out.push((name.to_string(), value.to_string()));
-        }
+        out.extend(
+            [("autovacuum", "off"), ("checkpoint_timeout", "1d")]
+                .map(|(name, value)| (name.to_string(), value.to_string())),
+        );
     }
     out.extend_from_slice(run_wide(t));
     out
 }
+
+/// How long a managed server under Valgrind (`--instructions`) may take to
+/// start: its start (and recovery) is 30-100x slower.
+const COUNTED_START_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Turns an error about target `t` into one that names it.
 fn in_target<E: std::fmt::Display>(t: &TargetPlan) -> impl Fn(E) -> anyhow::Error + '_ {
@@ -451,11 +456,10 @@ pub fn provide(
                 base_config: config.base_text,
                 overrides: config.overrides,
                 dbname: "tidemark".to_string(),
-                // Under Valgrind the start (and recovery) is 30-100x slower.
-                start_timeout: Duration::from_secs(match plan.instructions {
-                    Some(_) => 600,
-                    None => 120,
-                }),
+                start_timeout: match plan.instructions {
+                    Some(_) => COUNTED_START_TIMEOUT,
+                    None => Duration::from_secs(120),
+                },
                 callgrind_dir: plan.instructions.map(|_| dir.join("callgrind")),
             })?;
             // What applied (or why nothing could) is in the target's facts.
@@ -513,8 +517,7 @@ pub fn provide(
             }
             opts.charset = plan.mysql_charset.clone();
             if plan.instructions.is_some() {
-                // Under Valgrind the start (and recovery) is 30-100x slower.
-                opts.start_timeout = Duration::from_secs(600);
+                opts.start_timeout = COUNTED_START_TIMEOUT;
                 opts.callgrind_dir = Some(dir.join("callgrind"));
             }
             let mut server = ManagedMysql::start(opts)?;

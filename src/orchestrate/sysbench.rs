@@ -283,7 +283,7 @@ impl PreparedTest {
                 shards::run_sharded(store, hosts, target, spec, span, cancel, progress)
             }
             Engine::Counted(counting, slot) => {
-                load::settle_for_count(conn.connect()?.as_mut(), suite.params.tables)?;
+                load::settle_for_count(conn, suite.dialect, suite.params.tables)?;
                 let make = |client| suite.client(test, client);
                 let (result, count) = counting.run(step_plan, conn, &make, cancel, progress)?;
                 *slot.lock().expect("count slot") = Some(count);

@@ -1,6 +1,6 @@
-//! A managed PostgreSQL server under Valgrind's callgrind (`run
+//! A managed PostgreSQL or MariaDB server under Valgrind's callgrind (`run
 //! --instructions`), and how a step's measured interval is cut out of its
-//! processes' instruction counts.
+//! processes' (threads') instruction counts.
 //!
 //! The postmaster runs under `valgrind --tool=callgrind
 //! --trace-children=yes`, so every process it forks counts its own
@@ -31,12 +31,14 @@
 //!   reported apart, per query. Autovacuum workers that start and end
 //!   between the two reloads are not counted.
 //!
-//! What remains uncounted or noisy, measured here: opportunistic page
-//! pruning (`heap_page_prune`) by reads after writes depends on the xmin
-//! horizon at the moment (up to 1.6 % of a point query between identical
-//! servers when no VACUUM ran between), and whether a backend finds the
-//! next query already arrived (`WaitEventSetWait`, ~140 instructions, 0.3 %
-//! of a point query).
+//! What the background does to a step's count (autovacuum's snapshots and
+//! samples, timed checkpoints) is kept out by the counted mode's settings
+//! and the VACUUM and CHECKPOINT before each step
+//! (`orchestrate::provide`, `workload::sysbench::load::settle_for_count`).
+//! What remains (whether a backend finds the next query already arrived,
+//! `WaitEventSetWait`, ~140 instructions, is one part) differs between two
+//! identical servers by at most 0.14 % of a statement in an A/A of the 32
+//! quick tests (`report::instructions`' floors).
 //!
 //! **MariaDB** (one process, a thread per connection) runs under
 //! `--separate-threads=yes`, so every thread counts apart and a dump on
@@ -330,15 +332,16 @@ pub enum Background {
 }
 
 /// Asks every process to reload its configuration and waits until each of
-/// `pids` has written a part after `before`; returns the part each wrote,
-/// leaving out a process that wrote none within [`RELOAD_WAIT`] (it ended,
-/// or it is an autovacuum worker inside a table, which PostgreSQL before 16
-/// reloads only between tables): its share of the interval is not counted.
+/// `before`'s (pid, part) has written a part after it; returns (pid, part
+/// before, part written), leaving out a process that wrote none within
+/// [`RELOAD_WAIT`] (it ended, or it is an autovacuum worker inside a table,
+/// which PostgreSQL before 16 reloads only between tables): its share of
+/// the interval is not counted.
 fn reload_and_wait(
     conn: &mut dyn Conn,
     dir: &Path,
     before: &[(u32, u32)],
-) -> Result<Vec<(u32, u32)>, String> {
+) -> Result<Vec<(u32, u32, u32)>, String> {
     conn.query_text("SELECT pg_reload_conf()")
         .map_err(|e| format!("pg_reload_conf(): {e}"))?;
     let deadline = Instant::now() + RELOAD_WAIT;
@@ -353,7 +356,7 @@ fn reload_and_wait(
                 .into_iter()
                 .zip(before)
                 .filter(|(n, b)| answered(n, b))
-                .map(|(n, _)| n)
+                .map(|((pid, upto), (_, from))| (pid, *from, upto))
                 .collect());
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -450,7 +453,10 @@ impl Background {
             .iter()
             .map(|&p| (p, instructions::latest_part(dir, OUT_PREFIX, p)))
             .collect();
-        let started = reload_and_wait(conn, dir, &before)?;
+        let started = reload_and_wait(conn, dir, &before)?
+            .into_iter()
+            .map(|(pid, _, part)| (pid, part))
+            .collect();
         Ok(Background::Processes {
             dir: dir.to_path_buf(),
             started,
@@ -483,8 +489,7 @@ impl Background {
             .collect();
         let ended = reload_and_wait(conn, &dir, &alive)?;
         let mut total = 0;
-        for &(pid, upto) in &ended {
-            let from = alive.iter().find(|(p, _)| *p == pid).map_or(0, |a| a.1);
+        for &(pid, from, upto) in &ended {
             let parts = instructions::parts(&dir, OUT_PREFIX, pid)?;
             total += instructions::parts_between(&parts, from, upto, Some(RELOAD_FN));
         }

@@ -261,11 +261,16 @@ pub fn create_and_load(
 /// visibility map set, so reads after writes do the same work and the
 /// planner sees the same `relallvisible`), then a CHECKPOINT (the step's
 /// first change to each page writes its full-page image into the WAL on
-/// every server alike). Other servers: nothing.
-pub fn settle_for_count(conn: &mut dyn Conn, tables: u32) -> Result<(), DbError> {
-    if conn.dialect() != Dialect::Postgres {
+/// every server alike). Other servers: nothing, not even a connection.
+pub fn settle_for_count(
+    connector: &dyn Connector,
+    dialect: Dialect,
+    tables: u32,
+) -> Result<(), DbError> {
+    if dialect != Dialect::Postgres {
         return Ok(());
     }
+    let mut conn = connector.connect()?;
     for t in 1..=tables {
         conn.execute_text(&format!("VACUUM sbtest{t}"))?;
     }
