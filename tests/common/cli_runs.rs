@@ -7,7 +7,7 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use super::{run_tidemark, stderr, tidemark};
+use super::{assert_success, pids_mentioning, run_tidemark, stderr, tidemark};
 
 /// Arguments of a very short run of `tests` into `results` (2000-row
 /// tables, half-second steps, no warm-up), on each of `targets`, then
@@ -37,6 +37,38 @@ pub fn short_run(results: &str, tests: &str, targets: &[&str], extra: &[&str]) -
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     args
+}
+
+/// `tidemark run --suite sysbench --instructions` of `tests` on `targets`
+/// (a short run, `extra` added), which must succeed. Valgrind must be
+/// installed: `.ci/run` installs Debian's package.
+pub fn counted_run(results: &str, tests: &str, targets: &[&str], extra: &[&str]) -> Output {
+    assert!(
+        ::tidemark::server::valgrind::unavailable().is_none(),
+        "valgrind is not installed: .ci/run installs Debian's package valgrind"
+    );
+    let mut args = vec!["--instructions", "--suite", "sysbench"];
+    args.extend_from_slice(extra);
+    let o = run_tidemark(&short_run(results, tests, targets, &args));
+    assert_success(&o);
+    o
+}
+
+/// After a counted run: its Markdown report has the instruction section
+/// and no Valgrind process is left. Returns the report.
+pub fn counted_report_and_nothing_left(results: &str) -> String {
+    let report =
+        std::fs::read_to_string(std::path::Path::new(results).join("reports/run-1/report.md"))
+            .unwrap();
+    assert!(
+        report.contains("## Instructions per query (Valgrind)"),
+        "{report}"
+    );
+    assert!(
+        pids_mentioning("valgrind", results).is_empty(),
+        "no Valgrind process left"
+    );
+    report
 }
 
 /// The JSON export of everything in `results`.
