@@ -11,6 +11,16 @@
 #
 # usage: bench/noise.sh [repeat] [target] [planted-target|-] [results-dir]
 #   default: 3 pg@system pg@system:shared_buffers=128kB /tmp/tidemark-noise
+# env: ARGS      more options for `tidemark run` (e.g. "--read-secs 60",
+#                "--server-cpus 1 --client-cpus 0")
+#      AFFECTED  comma-separated tests the planted difference should be
+#                found on (e.g. where a planted patch adds >= 3 % of a
+#                statement's instructions, as `run --instructions` counts
+#                it); the output then says on how many of them it was
+#      TIDEMARK_BIN  a tidemark binary instead of a release build
+# Prints, per compared target: cells flagged (QPS), the median half-width
+# overall and per group (what the run could have seen), and the same for
+# the server's and the host's CPU per query (srv/o, cpu/o).
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
@@ -19,8 +29,11 @@ planted=${3:-pg@system:shared_buffers=128kB}
 dir=${4:-/tmp/tidemark-noise}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-cargo build --release --quiet
-tm=$here/target/release/tidemark
+tm=${TIDEMARK_BIN:-}
+if [ -z "$tm" ]; then
+    cargo build --release --quiet
+    tm=$here/target/release/tidemark
+fi
 tests=scan,read-only,read-only-simple,read-only-sum,read-only-order,read-only-distinct,read-only-count
 tests=$tests,point-query,random-points,hot-points,points-covered-pk,points-notcovered-pk
 tests=$tests,range-covered-pk,range-notcovered-pk,points-covered-si,points-notcovered-si
@@ -29,33 +42,68 @@ targets=(--target "$target" --target "$target")
 [ "$planted" != "-" ] && targets+=(--target "$planted")
 rm -rf "$dir"
 start=$(date +%s)
-"$tm" run --suite sysbench --tests "$tests" "${targets[@]}" --repeat "$repeat" \
+# shellcheck disable=SC2086 # ARGS is a list of options
+"$tm" run --suite sysbench --tests "$tests" "${targets[@]}" --repeat "$repeat" ${ARGS:-} \
     --results "$dir" --no-report >"$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
 echo "run: $(( $(date +%s) - start )) s ($dir.log)"
 "$tm" report --results "$dir" -o "$dir/report" >/dev/null
-python3 - "$dir/report/report.json" <<'PY'
-import json, math, statistics, sys
+AFFECTED=${AFFECTED:-} python3 - "$dir/report/report.json" <<'PY'
+import json, math, os, statistics, sys
 r = json.load(open(sys.argv[1]))
 cols = r["targets"]
+affected = [t for t in os.environ.get("AFFECTED", "").split(",") if t]
+cost_keys = [c["key"] for c in r["sysbench"].get("cost_columns", [])]
+def half(iv):
+    return (math.log(iv["hi"]) - math.log(iv["lo"])) / 2
+def med(v):
+    return f"±{100 * statistics.median(v):.1f}%" if v else "n/a"
 for i, t in enumerate(cols[1:], start=1):
-    cells, flagged, widths, methods = 0, {}, [], set()
+    cells, flagged, widths, methods, groups = 0, {}, [], set(), []
+    found = []
+    cost = {k: ([], []) for k in ("server_cpu", "cpupq")}
     for g in r["sysbench"]["groups"]:
+        gw = []
         for test in g["tests"]:
             c = test["cells"][i]
             if not c or not c.get("verdict"):
                 continue
             cells += 1
             v = c["verdict"]
+            name = test["name"].split("_")[0]
             if v in ("faster", "slower"):
-                flagged.setdefault(v, []).append(f'{test["name"]} {c["relative"]:.2f}')
+                flagged.setdefault(v, []).append(f'{test["name"]} {c["relative"]:.3f}')
             iv = c.get("interval")
             if iv:
-                widths.append((math.log(iv["hi"]) - math.log(iv["lo"])) / 2)
+                gw.append(half(iv))
                 methods.add(iv["method"])
+            for key, (w, f) in cost.items():
+                if key not in cost_keys:
+                    continue
+                k = cost_keys.index(key)
+                civ = (c.get("cost_interval") or [None] * len(cost_keys))[k]
+                cv = (c.get("cost_verdict") or [None] * len(cost_keys))[k]
+                if civ:
+                    w.append(half(civ))
+                if cv in ("higher", "lower"):
+                    f.append(f'{test["name"]} {civ["estimate"] if civ else float("nan"):.3f} {cv}')
+            if name in affected:
+                found.append((test["name"], v, c.get("relative"),
+                              c.get("cost_verdict") and c["cost_verdict"][cost_keys.index("server_cpu")]
+                              if "server_cpu" in cost_keys else None))
+        widths += gw
+        groups.append(f'{g["group"]} {med(gw)}')
     n_flag = sum(len(v) for v in flagged.values())
     print(f'{t["column"]} {t["label"]} vs {r["base"]}: {n_flag}/{cells} cells flagged '
           f'({100 * n_flag / max(cells, 1):.1f} %), median interval half-width '
           f'{statistics.median(widths) if widths else float("nan"):.3f} ({", ".join(sorted(methods))})')
+    print(f'  sees, per group: {"; ".join(groups)}')
     for v, names in sorted(flagged.items()):
         print(f'  {v}: {"; ".join(names)}')
+    for key, (w, f) in cost.items():
+        if w:
+            print(f'  {key} per query: median half-width {med(w)}; flagged {len(f)}: {"; ".join(f)}')
+    if affected:
+        hit = [x for x in found if x[1] == "slower" or x[3] == "higher"]
+        print(f'  planted: found on {len(hit)} of {len(found)} affected cells: '
+              + "; ".join(f"{n} qps {v} {rel:.3f}, srv/o {sv}" for n, v, rel, sv in found))
 PY

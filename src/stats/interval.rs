@@ -22,6 +22,8 @@ pub enum Method {
     /// t interval on the log ratios of slices paired in time (`--slices`:
     /// A and B measured in alternating short slices, A B B A …), its
     /// sample size reduced for the lag-1 autocorrelation of the ratios.
+    /// It covers the noise and drift of the two servers measured, not the
+    /// difference between two server instances of one target.
     PairedSlices,
     /// One instruction count on each side (`run --instructions`): the
     /// ratio ± a floor that A/A runs in that mode justify.
@@ -41,7 +43,9 @@ impl Method {
             }
             Method::PairedSlices => {
                 "t interval on the log ratios of slices paired in time (A B B A …), \
-                 its sample size reduced for their lag-1 autocorrelation"
+                 its sample size reduced for their lag-1 autocorrelation; it compares \
+                 these server instances, and two instances of one target can differ \
+                 by more (add the base target twice to see how much)"
             }
             Method::InstructionFloor => {
                 "instruction counts, one each: the ratio ± a floor from A/A runs in \
