@@ -42,6 +42,12 @@ fn two_servers_under_valgrind_count_each_steps_interval() {
     );
     let doc = export_json(results);
     for pos in 0..2 {
+        // The quiet counted mode, as the server itself reported its
+        // settings: no autovacuum worker and no timed checkpoint inside a
+        // counted step.
+        let settings = &doc["runs"][0]["targets"][pos]["settings"];
+        assert_eq!(settings["autovacuum"], "off", "{settings}");
+        assert_eq!(settings["checkpoint_timeout"], "1d", "{settings}");
         let point = counted(&doc, pos, "point-query_range=100");
         let rw = counted(&doc, pos, "read-only_range=10");
         assert_eq!(point["events"], 60, "{point}");
