@@ -138,6 +138,21 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     assert_eq!(cell["interval"]["method"], "paired-slices", "{cell}");
     assert_eq!(cell["interval"]["n"], 4, "{cell}");
     assert_ne!(cell["verdict"], "not verified", "{cell}");
+    // The server's and the host's CPU per query pair the same slices:
+    // each slice's warm-up is closed apart, so the sampler's measured
+    // rows are the slices, one run each.
+    let keys: Vec<&str> = report["sysbench"]["cost_columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    for key in ["server_cpu", "cpupq"] {
+        let k = keys.iter().position(|x| *x == key).unwrap();
+        let iv = &cell["cost_interval"][k];
+        assert_eq!(iv["method"], "paired-slices", "{key}: {cell}");
+        assert_eq!(iv["n"], 4, "{key}: {cell}");
+    }
     assert!(
         report["interval_method"]
             .as_str()

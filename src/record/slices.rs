@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::host_cost::{HostSecond, Phase};
 use super::step::{ClientResult, SecondSample, StepResult};
 
 /// One slice of a step: when it started, how long it measured, what it
@@ -101,6 +102,64 @@ pub fn of_metrics(metrics: Option<&Value>) -> Vec<Slice> {
         .unwrap_or_default()
 }
 
+/// What one slice cost the machine per statement, from the host
+/// sampler's rows of its measured interval: the server's CPU µs (`srv/o`)
+/// and the whole host's (`cpu/o`, vmstat us+sy, the client included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SliceCost {
+    pub server_cpu_us_per_op: Option<f64>,
+    pub host_cpu_us_per_op: Option<f64>,
+}
+
+/// The cost of each slice, in order, from the step's host sampler `rows`
+/// (`ncpu` CPUs): a slice's warm-up and the other targets' turns are
+/// closed as warm-up, so each run of measured rows is one slice. `None`
+/// when the runs do not match the slices one to one, or a run's length
+/// differs from its slice's by more than a tenth and 50 ms: then no slice
+/// gets a cost rather than a wrong one.
+pub fn costs(slices: &[Slice], rows: &[HostSecond], ncpu: u32) -> Option<Vec<SliceCost>> {
+    let mut runs: Vec<Vec<&HostSecond>> = Vec::new();
+    let mut in_run = false;
+    for r in rows {
+        let measured = r.phase == Phase::Measured;
+        if measured && in_run {
+            runs.last_mut().expect("a run").push(r);
+        } else if measured {
+            runs.push(vec![r]);
+        }
+        in_run = measured;
+    }
+    if slices.is_empty() || runs.len() != slices.len() {
+        return None;
+    }
+    slices
+        .iter()
+        .zip(&runs)
+        .map(|(slice, run)| {
+            let secs: f64 = run.iter().map(|r| r.secs).sum();
+            if secs <= 0.0 || (secs - slice.secs).abs() > 0.1 * slice.secs + 0.05 {
+                return None;
+            }
+            // Percent of one core, averaged over the run's rows.
+            let mean = |f: &dyn Fn(&HostSecond) -> Option<f64>| -> Option<f64> {
+                let mut sum = 0.0;
+                for r in run {
+                    sum += f(r)? * r.secs;
+                }
+                Some(sum / secs)
+            };
+            let per_op = |pct: Option<f64>| {
+                let qps = slice.qps();
+                pct.filter(|_| qps > 0.0).map(|p| p / 100.0 * 1e6 / qps)
+            };
+            Some(SliceCost {
+                server_cpu_us_per_op: per_op(mean(&|r| r.server_cpu_pct)),
+                host_cpu_us_per_op: per_op(mean(&|r| Some((r.us + r.sy) * f64::from(ncpu)))),
+            })
+        })
+        .collect()
+}
+
 fn slice_of(index: u32, started_at: String, r: &StepResult) -> Slice {
     Slice {
         index,
@@ -185,5 +244,69 @@ mod tests {
         let step = join(vec![("a".into(), part(1.0, 10, &[10])), ("b".into(), bad)]).unwrap();
         assert_eq!(step.status, StepStatus::Failed);
         assert_eq!(step.failure.as_deref(), Some("server gone"));
+    }
+
+    fn row(phase: Phase, secs: f64, busy: f64, server: Option<f64>) -> HostSecond {
+        HostSecond {
+            phase,
+            secs,
+            us: busy * 0.75,
+            sy: busy * 0.25,
+            server_cpu_pct: server,
+            ..HostSecond::default()
+        }
+    }
+
+    fn slice(index: u32, secs: f64, statements: u64) -> Slice {
+        Slice {
+            index,
+            started_at: String::new(),
+            secs,
+            events: statements,
+            statements,
+            errors: 0,
+        }
+    }
+
+    #[test]
+    fn each_run_of_measured_rows_costs_its_slice() {
+        use Phase::{Measured as M, Warmup as W};
+        // Two slices: 1 s at 1,000 statements, then 2 s at 4,000; the
+        // other target's turn and the reconnects between are warm-up.
+        let rows = [
+            row(W, 0.2, 90.0, Some(5.0)),
+            row(M, 1.0, 40.0, Some(60.0)),
+            row(W, 1.1, 90.0, Some(1.0)),
+            row(M, 1.0, 50.0, Some(80.0)),
+            row(M, 1.0, 30.0, Some(40.0)),
+            row(W, 0.1, 10.0, Some(0.0)),
+        ];
+        let slices = [slice(0, 1.0, 1_000), slice(1, 2.0, 4_000)];
+        let c = costs(&slices, &rows, 2).unwrap();
+        // Slice 0: the server used 60 % of a core for 1,000 q/s: 600 µs
+        // each; the host 40 % of 2 CPUs: 800 µs.
+        assert!((c[0].server_cpu_us_per_op.unwrap() - 600.0).abs() < 1e-9);
+        assert!((c[0].host_cpu_us_per_op.unwrap() - 800.0).abs() < 1e-9);
+        // Slice 1: 60 % of a core (the mean of 80 and 40) at 2,000 q/s:
+        // 300 µs; the host 40 % of 2 CPUs: 400 µs.
+        assert!((c[1].server_cpu_us_per_op.unwrap() - 300.0).abs() < 1e-9);
+        assert!((c[1].host_cpu_us_per_op.unwrap() - 400.0).abs() < 1e-9);
+        // A row without the server's CPU leaves srv/o out, not cpu/o.
+        let mut partial = rows.clone();
+        partial[4].server_cpu_pct = None;
+        let c = costs(&slices, &partial, 2).unwrap();
+        assert_eq!(c[1].server_cpu_us_per_op, None);
+        assert!(c[1].host_cpu_us_per_op.is_some());
+    }
+
+    #[test]
+    fn rows_that_do_not_match_the_slices_give_no_cost() {
+        use Phase::{Measured as M, Warmup as W};
+        let rows = [row(M, 1.0, 40.0, Some(60.0)), row(W, 1.0, 9.0, None)];
+        // Two slices, one run.
+        assert!(costs(&[slice(0, 1.0, 10), slice(1, 1.0, 10)], &rows, 2).is_none());
+        // One slice, but the run is 1 s where the slice measured 2 s.
+        assert!(costs(&[slice(0, 2.0, 10)], &rows, 2).is_none());
+        assert!(costs(&[], &rows, 2).is_none());
     }
 }

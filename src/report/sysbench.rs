@@ -231,6 +231,26 @@ fn measured(v: &[Sample]) -> Vec<Measured<'_>> {
         .collect()
 }
 
+/// A sliced step's per-slice values of cost column `key`: the server's
+/// CPU (`srv/o`) and the host's (`cpu/o`) per statement, from the host
+/// sampler's rows of each slice; empty for the other columns, for steps
+/// measured whole and when the rows do not match the slices (the cost
+/// then keeps the repetitions' interval, or none).
+fn slice_costs(s: &StepRecord, key: &str) -> Vec<f64> {
+    let Some(host) = &s.host else {
+        return Vec::new();
+    };
+    let pick: fn(&slices::SliceCost) -> Option<f64> = match key {
+        "server_cpu" => |c| c.server_cpu_us_per_op,
+        "cpupq" => |c| c.host_cpu_us_per_op,
+        _ => return Vec::new(),
+    };
+    let list = slices::of_metrics(s.metrics.as_ref());
+    slices::costs(&list, &host.seconds, host.metrics.ncpu)
+        .and_then(|c| c.iter().map(pick).collect::<Option<Vec<f64>>>())
+        .unwrap_or_default()
+}
+
 /// The interval and verdict on `other / base` of one measure.
 pub(super) fn compare(
     base: &Series,
@@ -274,7 +294,7 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
                     repetition: *r,
                     value: sysbench_cost(s)[k]?,
                     seconds: Vec::new(),
-                    slices: Vec::new(),
+                    slices: slice_costs(s, SYSBENCH_COST[k].key),
                 })
             })
             .collect()

@@ -58,7 +58,7 @@ pub(crate) fn monitor(
 ) -> Vec<Vec<ThreadSecond>> {
     let mut seconds = Vec::new();
     let mut prev: Vec<Counts> = vec![Counts::default(); counters.len()];
-    let mut next = w.start + Duration::from_secs(1);
+    let mut next = next_tick(w.start, w.measure_from);
     let all_ended = || counters.iter().all(|c| c.ended.load(Ordering::Acquire));
     let stopping =
         || w.cancel.load(Ordering::Relaxed) || w.abort.is_some_and(|a| a.load(Ordering::Relaxed));
@@ -112,11 +112,22 @@ pub(crate) fn monitor(
         if finished {
             return seconds;
         }
-        next += Duration::from_secs(1);
-        // Align the first measured second with the end of the warm-up.
-        if next < w.measure_from + Duration::from_secs(1) && next > w.measure_from {
-            next = w.measure_from + Duration::from_secs(1);
-        }
+        next = next_tick(next, w.measure_from);
+    }
+}
+
+/// The tick after the one at `prev`: a second later, except that a
+/// warm-up ending within that second gets a tick of its own at its end,
+/// so the warm-up is closed as warm-up and the measured seconds start
+/// with the measured interval (a slice's 0.25 s warm-up, or a warm-up of
+/// 1.5 s, used to fall into the first measured second, and with it into
+/// the cost per query the samplers divide).
+fn next_tick(prev: Instant, measure_from: Instant) -> Instant {
+    let next = prev + Duration::from_secs(1);
+    if prev < measure_from && next > measure_from {
+        measure_from
+    } else {
+        next
     }
 }
 
@@ -137,4 +148,32 @@ fn total_estimate(w: &Watch<'_>, counters: &[Counters], elapsed: f64) -> f64 {
         return 0.0;
     }
     elapsed * want as f64 / done as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tick times, in seconds after `start`, up to `until`.
+    fn ticks(warmup: f64, until: f64) -> Vec<f64> {
+        let start = Instant::now();
+        let measure_from = start + Duration::from_secs_f64(warmup);
+        let mut at = next_tick(start, measure_from);
+        let mut out = Vec::new();
+        while (at - start).as_secs_f64() <= until + 1e-9 {
+            out.push(((at - start).as_secs_f64() * 1000.0).round() / 1000.0);
+            at = next_tick(at, measure_from);
+        }
+        out
+    }
+
+    #[test]
+    fn the_warm_up_ends_on_a_tick_of_its_own() {
+        // A slice: 0.25 s of warm-up, then whole measured seconds.
+        assert_eq!(ticks(0.25, 3.0), [0.25, 1.25, 2.25]);
+        assert_eq!(ticks(1.5, 4.0), [1.0, 1.5, 2.5, 3.5]);
+        // Whole seconds of warm-up, or none: one tick a second.
+        assert_eq!(ticks(1.0, 3.0), [1.0, 2.0, 3.0]);
+        assert_eq!(ticks(0.0, 2.0), [1.0, 2.0]);
+    }
 }
