@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::host_cost::{HostSecond, Phase};
+use super::host_cost::{HostSecond, OpRates, Phase, averages, per_op};
 use super::step::{ClientResult, SecondSample, StepResult};
 
 /// One slice of a step: when it started, how long it measured, what it
@@ -136,25 +136,18 @@ pub fn costs(slices: &[Slice], rows: &[HostSecond], ncpu: u32) -> Option<Vec<Sli
         .iter()
         .zip(&runs)
         .map(|(slice, run)| {
-            let secs: f64 = run.iter().map(|r| r.secs).sum();
-            if secs <= 0.0 || (secs - slice.secs).abs() > 0.1 * slice.secs + 0.05 {
+            // The step's own formulas (`cpu/o`, `srv/o`), over the slice's
+            // rows and at its rate.
+            let avg = averages(run)?;
+            if (avg.secs - slice.secs).abs() > 0.1 * slice.secs + 0.05 {
                 return None;
             }
-            // Percent of one core, averaged over the run's rows.
-            let mean = |f: &dyn Fn(&HostSecond) -> Option<f64>| -> Option<f64> {
-                let mut sum = 0.0;
-                for r in run {
-                    sum += f(r)? * r.secs;
-                }
-                Some(sum / secs)
-            };
-            let per_op = |pct: Option<f64>| {
-                let qps = slice.qps();
-                pct.filter(|_| qps > 0.0).map(|p| p / 100.0 * 1e6 / qps)
-            };
+            let p = per_op(&avg, ncpu, &OpRates::queries(slice.qps()));
+            // srv/o only when every row of the slice read the server.
+            let server_read = run.iter().all(|r| r.server_cpu_pct.is_some());
             Some(SliceCost {
-                server_cpu_us_per_op: per_op(mean(&|r| r.server_cpu_pct)),
-                host_cpu_us_per_op: per_op(mean(&|r| Some((r.us + r.sy) * f64::from(ncpu)))),
+                server_cpu_us_per_op: p.scpupq.filter(|_| server_read),
+                host_cpu_us_per_op: p.cpupq,
             })
         })
         .collect()
