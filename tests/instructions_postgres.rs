@@ -219,10 +219,7 @@ fn the_gate_fails_a_planted_instruction_regression_and_passes_a_a() {
     let o = gate(&planted, &reg, "slower");
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("tidemark: gate: "))
-        .collect();
+    let lines = common::cli_runs::gate_failures(&err);
     assert_eq!(lines.len(), 1, "{err}");
     eprintln!("{}", lines[0]);
     assert!(

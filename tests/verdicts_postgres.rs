@@ -165,10 +165,7 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
     let o = gate("slower");
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("tidemark: gate: "))
-        .collect();
+    let lines = common::cli_runs::gate_failures(&err);
     assert_eq!(lines.len(), slower, "{err}");
     assert!(
         lines.iter().all(|l| l.contains("paired t")

@@ -239,3 +239,11 @@ pub fn one_line_error(o: &Output) -> String {
     assert_eq!(lines.len(), 1, "one error line: {err}");
     lines[0].to_string()
 }
+
+/// The lines `tidemark gate` printed on standard error for the cells that
+/// broke its rule (`tidemark: gate: …`), one per cell.
+pub fn gate_failures(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.starts_with("tidemark: gate: "))
+        .collect()
+}
