@@ -43,13 +43,32 @@ fn repetitions_make_one_column_per_target_with_an_interval() {
         assert_eq!(c.n, 2, "{}", t.name);
         let iv = c.interval.unwrap();
         assert_eq!(iv.n, 2);
-        assert_eq!(iv.method, tidemark::stats::Method::PairedT);
+        // Each repetition ran on fresh servers; the variance is pooled
+        // over the group's tests.
+        assert_eq!(iv.method, tidemark::stats::Method::PooledRepetitions);
         assert!(iv.lo <= iv.estimate && iv.estimate <= iv.hi);
         assert_eq!(c.relative, Some(iv.estimate));
         assert!(c.verdict.is_some());
         cells += 1;
     }
     assert_eq!(cells, 4);
+    // The servers were up together: host-wide costs get no verdict, the
+    // server's own CPU does.
+    let key = |name: &str| s.cost_columns.iter().position(|c| c.key == name).unwrap();
+    let point_query = s.groups[0].tests[0].cells[1].as_ref().unwrap();
+    assert_eq!(point_query.cost_verdict[key("cpupq")], Some("not verified"));
+    let srv = point_query.cost_verdict[key("server_cpu")].unwrap();
+    assert!(srv != "not verified", "{srv}");
+    // Pooled: the two point tests' intervals are equally wide.
+    let point = &s.groups[0];
+    assert_eq!(point.group, "point");
+    let hw: Vec<f64> = point
+        .tests
+        .iter()
+        .map(|t| t.cells[1].as_ref().unwrap().interval.unwrap().half_width())
+        .collect();
+    assert_eq!(hw.len(), 2);
+    assert!((hw[0] - hw[1]).abs() < 1e-12, "{hw:?}");
     for g in &s.groups {
         assert_eq!(g.summaries.len(), 1);
         assert_eq!(g.summaries[0].verdicts.decided() as usize, g.tests.len());

@@ -1,8 +1,8 @@
 //! Verdicts on real servers: a planted difference of known, large effect
 //! (index scans turned off, so a point query becomes a scan of the table)
-//! is flagged slower with a paired interval from interleaved repetitions;
-//! the run keeps both servers up and alternates them per test, stores each
-//! repetition as its own row, runs only the suite asked for, and the
+//! is flagged slower with an interval from repetitions on fresh servers;
+//! the run keeps both servers up and alternates them per test, starts
+//! fresh servers for each repetition and stores it as its own row, runs only the suite asked for, and the
 //! target with settings of its own carries them in its label. Bad verdict
 //! options fail in one line.
 
@@ -77,34 +77,50 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
             label(0)
         )
     );
-    // Interleaved: each test ran on both targets in every repetition before
-    // the next test started.
-    let mut starts: Vec<(String, String)> = targets
+    // Interleaved: in each repetition, each test ran on both targets
+    // before the next test started; the repetitions ran one after
+    // another, each on servers of its own (six server logs).
+    let mut starts: Vec<(String, u64, String)> = targets
         .iter()
-        .flat_map(|t| t["steps"].as_array().unwrap().iter())
-        .map(|s| {
-            (
-                s["started_at"].as_str().unwrap().to_string(),
-                s["name"].as_str().unwrap().to_string(),
-            )
+        .flat_map(|t| {
+            let r = t["repetition"].as_u64().unwrap();
+            t["steps"].as_array().unwrap().iter().map(move |s| {
+                (
+                    s["started_at"].as_str().unwrap().to_string(),
+                    r,
+                    s["name"].as_str().unwrap().to_string(),
+                )
+            })
         })
         .collect();
     starts.sort();
-    let order: Vec<&str> = starts.iter().map(|(_, n)| n.as_str()).collect();
-    let first_of_second = order
+    let order: Vec<(u64, &str)> = starts.iter().map(|(_, r, n)| (*r, n.as_str())).collect();
+    let expected: Vec<(u64, &str)> = (0..3)
+        .flat_map(|r| {
+            [
+                (r, "point-query_range=100"),
+                (r, "point-query_range=100"),
+                (r, "random-points_range=10"),
+                (r, "random-points_range=10"),
+            ]
+        })
+        .collect();
+    assert_eq!(order, expected, "tests interleaved across targets");
+    let mut logs: Vec<&str> = targets
         .iter()
-        .position(|n| *n == "random-points_range=10")
-        .unwrap();
-    assert!(
-        order[..first_of_second]
-            .iter()
-            .all(|n| *n == "point-query_range=100")
-            && first_of_second == 6,
-        "tests interleaved across targets: {order:?}"
+        .map(|t| t["extra"]["log"].as_str().unwrap())
+        .collect();
+    logs.sort_unstable();
+    logs.dedup();
+    assert_eq!(
+        logs.len(),
+        6,
+        "a fresh server per target and repetition: {logs:?}"
     );
 
-    // The report: one column per target, both cells slower with a paired
-    // t interval from 3 repetitions entirely below 1.
+    // The report: one column per target, both cells slower with a t
+    // interval from 3 repetitions (variance pooled over the group's two
+    // tests) entirely below 1.
     let report_dir = dir.path().join("report");
     let report = report_json(results, &report_dir);
     assert_eq!(report["targets"].as_array().unwrap().len(), 2);
@@ -114,7 +130,7 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
         let c = &t["cells"][1];
         assert_eq!(c["n"], 3, "{}", t["name"]);
         let iv = &c["interval"];
-        assert_eq!(iv["method"], "paired-t");
+        assert_eq!(iv["method"], "pooled-repetitions");
         assert_eq!(iv["n"], 3);
         let (lo, est, hi) = (
             iv["lo"].as_f64().unwrap(),
@@ -142,9 +158,12 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
     for k in ["lo", "hi", "n", "verdict", "method"] {
         assert!(header.contains(&k), "{header:?}");
     }
-    assert!(csv.contains(",slower,paired-t"), "{csv}");
+    assert!(csv.contains(",slower,pooled-repetitions"), "{csv}");
     let md = std::fs::read_to_string(report_dir.join("report.md")).unwrap();
-    assert!(md.contains(" ±") && md.contains("paired in time"), "{md}");
+    assert!(
+        md.contains(" ±") && md.contains("repetitions on fresh servers"),
+        "{md}"
+    );
 
     // The CI gate: the planted slowdown fails `--fail-on slower` with exit
     // 3, one line per slower cell naming the test, target, ratio, interval
@@ -168,7 +187,7 @@ fn a_planted_slowdown_is_flagged_slower_with_a_paired_interval() {
     let lines = common::cli_runs::gate_failures(&err);
     assert_eq!(lines.len(), slower, "{err}");
     assert!(
-        lines.iter().all(|l| l.contains("paired t")
+        lines.iter().all(|l| l.contains("pooled repetitions")
             && l.contains(":enable_indexscan=off")
             && l.ends_with("slower")),
         "{err}"

@@ -1,15 +1,20 @@
 //! The sysbench suite with every target's server up at once
 //! ([`Interleave::Steps`](crate::plan::interleave::Interleave)): load each
-//! target, then run each test on every target and repetition before the
-//! next test, alternating which target goes first. A and B are measured
-//! seconds apart instead of a whole suite apart, so slow drift of the
-//! machine (the dominant noise on a shared host) falls on both alike and
-//! cancels in their ratio, and the repetitions pair up in time.
+//! target, then run each test on every target before the next test,
+//! alternating which target goes first. A and B are measured seconds
+//! apart instead of a whole suite apart, so slow drift of the machine (the
+//! dominant noise on a shared host) falls on both alike and cancels in
+//! their ratio.
 //!
-//! Each repetition is stored as its own target row, exactly as
-//! `--repeat` stores passes, so the report, export and `--resume` see the
-//! same shape whichever order ran. A repetition after the first draws its
-//! own keys (the run seed mixed with the repetition), the same on every
+//! With `--repeat N` the repetitions run one after another, each on
+//! freshly started servers (a new data directory, a new load): two server
+//! instances of one target differ by a few percent for as long as they
+//! run, so a repetition on the same instances would repeat their
+//! difference instead of sampling it. Odd repetitions start the targets in
+//! reverse order. Each repetition is stored as its own target row, exactly
+//! as `--repeat` stores passes, so the report, export and `--resume` see
+//! the same shape whichever order ran. A repetition after the first draws
+//! its own keys (the run seed mixed with the repetition), the same on every
 //! target, so a repeated write test does not replay the keys of the one
 //! before.
 
@@ -33,16 +38,16 @@ pub struct PositionOutcome {
     pub failed: bool,
 }
 
-/// One target with its server up and tables loaded.
+/// One target's server of one repetition, up with its tables loaded.
 struct Live {
     pos: usize,
     label: String,
     server: Box<dyn TargetServer>,
     loaded: Loaded,
-    /// Target row per repetition.
-    target_ids: Vec<i64>,
-    /// Steps measured by an earlier attempt, per repetition.
-    measured: Vec<HashMap<String, StepRecord>>,
+    /// Its target row (this repetition's).
+    target_id: i64,
+    /// Steps measured by an earlier attempt in this repetition.
+    measured: HashMap<String, StepRecord>,
     /// Its server was stopped early (a failed step).
     stopped: bool,
 }
@@ -69,10 +74,19 @@ fn order(n: usize, seq: usize, repetition: u32) -> Vec<usize> {
     idx
 }
 
-/// Runs the plan's sysbench tests interleaved across all targets and
-/// repetitions; returns one outcome per plan target. Targets whose every
-/// sysbench step was measured before (`--resume`) are not started.
-#[allow(clippy::too_many_arguments)]
+/// The order targets start in for repetition `repetition`: forwards,
+/// then backwards on odd repetitions, so no target is always started (and
+/// loaded) first. The first repetition starts them forwards, which keeps
+/// the `#2` numbering of repeated labels in position order.
+fn start_order(n: usize, repetition: u32) -> Vec<usize> {
+    order(n, 0, repetition)
+}
+
+/// Runs the plan's sysbench tests interleaved across all targets, one
+/// repetition after another, each on fresh servers; returns one outcome
+/// per plan target. A target whose steps of a repetition were all measured
+/// before (`--resume`) is not started for it; a target that failed is not
+/// started again.
 pub fn run_sysbench(
     plan: &Plan,
     store: &mut Store,
@@ -84,34 +98,95 @@ pub fn run_sysbench(
     let mut out: Vec<PositionOutcome> = (0..plan.targets.len())
         .map(|_| PositionOutcome::default())
         .collect();
-    let names = sysbench::planned_keys(plan);
-    let mut live: Vec<Live> = Vec::new();
-    for (pos, target) in plan.targets.iter().enumerate() {
+    let run = RunScope {
+        plan,
+        run_id,
+        providers,
+        resuming,
+        view,
+    };
+    for repetition in 0..plan.repeat {
         if cancelled() {
             break;
         }
-        if resuming && all_measured(store, run_id, pos as u32, plan.repeat, &names)? {
-            view.line(&format!(
-                "target {}: all {} sysbench steps measured before, skipped",
-                target.spec_text,
-                names.len()
-            ));
-            keep_rows(
-                store,
-                run_id,
-                pos as u32,
-                plan.repeat,
-                &names,
-                &mut out[pos],
-            )?;
+        let mut live = start_repetition(&run, store, repetition, &mut out)?;
+        run_repetition(plan, store, view, &mut live, &mut out, repetition)?;
+        stop_repetition(plan, store, view, live, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The run a repetition's servers are started for.
+struct RunScope<'a> {
+    plan: &'a Plan,
+    run_id: i64,
+    providers: &'a [provide::Provider],
+    /// `--resume`: steps measured before are kept.
+    resuming: bool,
+    view: &'a ProgressView,
+}
+
+/// Starts and loads every target's server for `repetition`, in
+/// [`start_order`]; a target measured before in it is kept from the store.
+fn start_repetition(
+    run: &RunScope<'_>,
+    store: &mut Store,
+    repetition: u32,
+    out: &mut [PositionOutcome],
+) -> anyhow::Result<Vec<Live>> {
+    let RunScope {
+        plan,
+        run_id,
+        providers,
+        resuming,
+        view,
+    } = *run;
+    let names = sysbench::planned_keys(plan);
+    let of_n = |pos: &str| match plan.repeat {
+        1 => format!("target {pos}"),
+        n => format!("target {pos} repetition {}/{n}", repetition + 1),
+    };
+    let mut live: Vec<Live> = Vec::new();
+    for pos in start_order(plan.targets.len(), repetition) {
+        let target = &plan.targets[pos];
+        if cancelled() {
+            break;
+        }
+        if out[pos].failed {
             continue;
         }
-        view.line(&format!("target {}: starting", target.spec_text));
-        let started = provide::provide(plan, run_id, pos as u32, 0, target, providers[pos].clone())
-            .and_then(|server| open(plan, store, run_id, pos, server, resuming, view));
+        if resuming && all_measured(store, run_id, pos as u32, repetition, &names)? {
+            view.line(&format!(
+                "{}: all {} sysbench steps measured before, skipped",
+                of_n(&target.spec_text),
+                names.len()
+            ));
+            keep_rows(store, run_id, pos as u32, repetition, &names, &mut out[pos])?;
+            continue;
+        }
+        view.line(&format!("{}: starting", of_n(&target.spec_text)));
+        let started = provide::provide(
+            plan,
+            run_id,
+            pos as u32,
+            repetition,
+            target,
+            providers[pos].clone(),
+        )
+        .and_then(|server| {
+            open(
+                plan,
+                store,
+                run_id,
+                (pos, repetition),
+                server,
+                resuming,
+                view,
+            )
+        });
         match started {
             Ok(l) => {
-                out[pos].label = Some(l.label.clone());
+                out[pos].label.get_or_insert_with(|| l.label.clone());
                 live.push(l);
             }
             Err(e) => {
@@ -120,49 +195,64 @@ pub fn run_sysbench(
             }
         }
     }
+    live.sort_by_key(|l| l.pos);
     if !live.is_empty() && plan.settle_secs > 0.0 && !cancelled() {
         super::matrix::settle(plan.settle_secs, view);
     }
+    Ok(live)
+}
+
+/// Runs every test of the plan on the `live` servers of `repetition`,
+/// test by test, the targets taking turns (sliced when `--slices` asks).
+fn run_repetition(
+    plan: &Plan,
+    store: &mut Store,
+    view: &ProgressView,
+    live: &mut [Live],
+    out: &mut [PositionOutcome],
+    repetition: u32,
+) -> anyhow::Result<()> {
+    let seed = repetition_seed(plan.sysbench.seed, repetition);
     let cells =
         (0..plan.tests.len()).flat_map(|seq| (0..sysbench::points(plan)).map(move |p| (seq, p)));
-    'tests: for (seq, point) in cells {
-        for repetition in 0..plan.repeat {
-            let seed = repetition_seed(plan.sysbench.seed, repetition);
+    for (seq, point) in cells {
+        if cancelled() {
+            break;
+        }
+        if run_sliced(plan, store, view, live, out, (seq, point), repetition)? {
+            continue;
+        }
+        for i in order(live.len(), seq + point, repetition) {
             if cancelled() {
-                break 'tests;
+                break;
             }
-            if run_sliced(
-                plan,
-                store,
-                view,
-                &mut live,
-                &mut out,
-                (seq, point),
-                repetition,
-            )? {
+            let l = &mut live[i];
+            if out[l.pos].failed {
                 continue;
             }
-            for i in order(live.len(), seq + point, repetition) {
-                if cancelled() {
-                    break 'tests;
-                }
-                let l = &mut live[i];
-                if out[l.pos].failed {
-                    continue;
-                }
-                let r = repetition as usize;
-                let (target, measured, loaded) = l.parts(r);
-                let mut ctx = context(plan, store, view, target, measured);
-                let result = sysbench::run_test(plan, &mut ctx, loaded, (seq, point), seed);
-                let (kept, mut rows) = (std::mem::take(&mut ctx.measured), ctx.rows);
-                l.measured[r] = kept;
-                out[l.pos].rows.append(&mut rows);
-                if let Err(e) = result {
-                    fail(plan, store, view, l, &mut out[l.pos], &e)?;
-                }
+            let (target, measured, loaded) = l.parts();
+            let mut ctx = context(plan, store, view, target, measured);
+            let result = sysbench::run_test(plan, &mut ctx, loaded, (seq, point), seed);
+            let (kept, mut rows) = (std::mem::take(&mut ctx.measured), ctx.rows);
+            l.measured = kept;
+            out[l.pos].rows.append(&mut rows);
+            if let Err(e) = result {
+                fail(plan, store, view, l, &mut out[l.pos], &e)?;
             }
         }
     }
+    Ok(())
+}
+
+/// Marks the repetition's target rows finished (or interrupted) and stops
+/// the servers still up.
+fn stop_repetition(
+    plan: &Plan,
+    store: &mut Store,
+    view: &ProgressView,
+    live: Vec<Live>,
+    out: &mut [PositionOutcome],
+) -> anyhow::Result<()> {
     let status = if cancelled() {
         "interrupted"
     } else {
@@ -170,9 +260,7 @@ pub fn run_sysbench(
     };
     for mut l in live {
         if !out[l.pos].failed {
-            for &id in &l.target_ids {
-                store.set_target_status(id, status, None)?;
-            }
+            store.set_target_status(l.target_id, status, None)?;
         }
         if l.stopped {
             continue;
@@ -182,7 +270,7 @@ pub fn run_sysbench(
             view.line(&format!("tidemark: target {}: {e:#}", l.label));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Runs test `seq` at sweep point `point`, repetition `repetition`, in
@@ -202,7 +290,6 @@ fn run_sliced(
     (seq, point): (usize, usize),
     repetition: u32,
 ) -> anyhow::Result<bool> {
-    let r = repetition as usize;
     let seed = repetition_seed(plan.sysbench.seed, repetition);
     let active: Vec<usize> = (0..live.len())
         .filter(|&i| !out[live[i].pos].failed)
@@ -214,10 +301,10 @@ fn run_sliced(
     let mut prepared: Vec<(usize, sysbench::PreparedTest)> = Vec::new();
     for &i in &active {
         let l = &mut live[i];
-        let (target, measured, loaded) = l.parts(r);
+        let (target, measured, loaded) = l.parts();
         let mut ctx = context(plan, store, view, target, measured);
         let made = sysbench::prepare_test(plan, &mut ctx, loaded, (seq, point), seed);
-        l.measured[r] = ctx.measured;
+        l.measured = ctx.measured;
         let test = match made {
             Ok(t) => t,
             Err(e) => {
@@ -225,7 +312,7 @@ fn run_sliced(
                 continue;
             }
         };
-        if l.measured[r].contains_key(&test.cell_key()) {
+        if l.measured.contains_key(&test.cell_key()) {
             return Ok(false);
         }
         prepared.push((i, test));
@@ -236,10 +323,10 @@ fn run_sliced(
     let mut measuring = Vec::new();
     for (i, _) in &prepared {
         let l = &mut live[*i];
-        let (target, measured, _) = l.parts(r);
+        let (target, measured, _) = l.parts();
         let ctx = context(plan, store, view, target, measured);
         measuring.push(ctx.begin());
-        l.measured[r] = ctx.measured;
+        l.measured = ctx.measured;
     }
     let mut parts: Vec<Vec<(String, crate::runner::StepResult)>> =
         prepared.iter().map(|_| Vec::new()).collect();
@@ -287,13 +374,13 @@ fn run_sliced(
     for ((j, (i, mut test)), m) in prepared.into_iter().enumerate().zip(measuring) {
         test.mark_sliced(n);
         let l = &mut live[i];
-        let (target, measured, loaded) = l.parts(r);
+        let (target, measured, loaded) = l.parts();
         let mut ctx = context(plan, store, view, target, measured);
         let stored = test
             .finish_sliced(plan, &mut ctx, m, std::mem::take(&mut parts[j]))
             .and_then(|()| sysbench::housekeeping(plan, &mut ctx, loaded, seq));
         let (kept, mut rows) = (std::mem::take(&mut ctx.measured), ctx.rows);
-        l.measured[r] = kept;
+        l.measured = kept;
         out[l.pos].rows.append(&mut rows);
         if let Err(e) = stored {
             fail(plan, store, view, l, &mut out[l.pos], &e)?;
@@ -324,12 +411,12 @@ fn context<'a>(
 }
 
 impl Live {
-    /// Its server, label and target row for repetition `r`, borrowed apart
-    /// from its tables, and the steps measured before in that repetition.
-    fn parts(&mut self, r: usize) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
+    /// Its server, label and target row, borrowed apart from its tables,
+    /// and the steps measured before in its repetition.
+    fn parts(&mut self) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
         (
-            (&mut self.server, &self.label, self.target_ids[r]),
-            std::mem::take(&mut self.measured[r]),
+            (&mut self.server, &self.label, self.target_id),
+            std::mem::take(&mut self.measured),
             &mut self.loaded,
         )
     }
@@ -348,9 +435,7 @@ fn fail(
 ) -> anyhow::Result<()> {
     out.failed = true;
     view.line(&format!("tidemark: target {}: {e:#}", l.label));
-    for &id in &l.target_ids {
-        store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
-    }
+    store.set_target_status(l.target_id, "failed", Some(&format!("{e:#}")))?;
     l.stopped = true;
     if let Err(e) = l.server.stop(plan.keep_datadir) {
         view.line(&format!("tidemark: target {}: {e:#}", l.label));
@@ -358,12 +443,12 @@ fn fail(
     Ok(())
 }
 
-/// Records the target's rows (one per repetition) and loads its tables.
+/// Records the target's row of one repetition and loads its tables.
 fn open(
     plan: &Plan,
     store: &mut Store,
     run_id: i64,
-    pos: usize,
+    (pos, repetition): (usize, u32),
     mut server: Box<dyn TargetServer>,
     resuming: bool,
     view: &ProgressView,
@@ -375,35 +460,29 @@ fn open(
         info.version,
         if info.managed { "managed" } else { "external" }
     ));
-    let mut target_ids = Vec::new();
-    let mut measured = Vec::new();
-    for repetition in 0..plan.repeat {
-        match store.find_target(run_id, pos as u32, repetition)? {
-            Some(id) => {
-                store.delete_unmeasured_steps(id)?;
-                store.update_target_info(id, &info)?;
-                let kept = store.measured_steps(id)?;
-                if resuming && !kept.is_empty() {
-                    view.line(&format!(
-                        "target {} repetition {}: resuming: {} step(s) measured before are kept",
-                        info.label,
-                        repetition + 1,
-                        kept.len()
-                    ));
-                }
-                target_ids.push(id);
-                measured.push(kept);
+    let (target_id, measured) = match store.find_target(run_id, pos as u32, repetition)? {
+        Some(id) => {
+            store.delete_unmeasured_steps(id)?;
+            store.update_target_info(id, &info)?;
+            let kept = store.measured_steps(id)?;
+            if resuming && !kept.is_empty() {
+                view.line(&format!(
+                    "target {} repetition {}: resuming: {} step(s) measured before are kept",
+                    info.label,
+                    repetition + 1,
+                    kept.len()
+                ));
             }
-            None => {
-                target_ids
-                    .push(store.add_target_repetition(run_id, pos as u32, repetition, &info)?);
-                measured.push(HashMap::new());
-            }
+            (id, kept)
         }
-    }
+        None => (
+            store.add_target_repetition(run_id, pos as u32, repetition, &info)?,
+            HashMap::new(),
+        ),
+    };
     let loaded = {
         let server: &mut dyn TargetServer = server.as_mut();
-        let target = (server, info.label.as_str(), target_ids[0]);
+        let target = (server, info.label.as_str(), target_id);
         let mut ctx = StepContext::for_plan(plan, store, view, target, HashMap::new());
         sysbench::prepare(plan, &mut ctx)
     };
@@ -413,7 +492,7 @@ fn open(
             label: info.label,
             server,
             loaded,
-            target_ids,
+            target_id,
             measured,
             stopped: false,
         }),
@@ -422,51 +501,44 @@ fn open(
                 Some(note) => anyhow::anyhow!("{e:#}; {note}"),
                 None => e,
             };
-            for &id in &target_ids {
-                store.set_target_status(id, "failed", Some(&format!("{e:#}")))?;
-            }
+            store.set_target_status(target_id, "failed", Some(&format!("{e:#}")))?;
             let _ = server.stop(plan.keep_datadir);
             Err(e)
         }
     }
 }
 
-/// Whether every repetition of target `pos` has all `names` measured.
+/// Whether repetition `repetition` of target `pos` has all `names`
+/// measured.
 fn all_measured(
     store: &Store,
     run_id: i64,
     pos: u32,
-    repeat: u32,
+    repetition: u32,
     names: &[String],
 ) -> anyhow::Result<bool> {
-    for repetition in 0..repeat {
-        let done = store.measured_step_names(run_id, pos, repetition)?;
-        if !names.iter().all(|n| done.contains(n)) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    let done = store.measured_step_names(run_id, pos, repetition)?;
+    Ok(names.iter().all(|n| done.contains(n)))
 }
 
-/// The summary rows of a target measured before, from the store.
+/// The summary rows of a target's repetition measured before, from the
+/// store.
 fn keep_rows(
     store: &Store,
     run_id: i64,
     pos: u32,
-    repeat: u32,
+    repetition: u32,
     names: &[String],
     out: &mut PositionOutcome,
 ) -> anyhow::Result<()> {
-    for repetition in 0..repeat {
-        if let Some(id) = store.find_target(run_id, pos, repetition)? {
-            let kept = store.measured_steps(id)?;
-            out.rows.extend(
-                names
-                    .iter()
-                    .filter_map(|n| kept.get(n))
-                    .map(super::matrix::summary_row),
-            );
-        }
+    if let Some(id) = store.find_target(run_id, pos, repetition)? {
+        let kept = store.measured_steps(id)?;
+        out.rows.extend(
+            names
+                .iter()
+                .filter_map(|n| kept.get(n))
+                .map(super::matrix::summary_row),
+        );
     }
     Ok(())
 }
@@ -481,6 +553,13 @@ mod tests {
         assert_eq!(order(2, 0, 1), [1, 0]);
         assert_eq!(order(2, 1, 0), [1, 0]);
         assert_eq!(order(3, 1, 1), [0, 1, 2]);
+    }
+
+    #[test]
+    fn odd_repetitions_start_the_targets_in_reverse() {
+        assert_eq!(start_order(3, 0), [0, 1, 2]);
+        assert_eq!(start_order(3, 1), [2, 1, 0]);
+        assert_eq!(start_order(3, 2), [0, 1, 2]);
     }
 
     #[test]

@@ -362,7 +362,8 @@ impl Plan {
                 )
             })
             .count();
-        // Steps keep one server per target up, its repetitions on it.
+        // Steps keep one server per target up at a time (each repetition
+        // starts them afresh).
         let together = sizing.fit_together(managed);
         let interleave = interleave::choose(
             input.interleave.as_deref(),

@@ -104,6 +104,10 @@ pub struct CostColumn {
     /// Below this on both sides a ratio means nothing (0.000 vs 0.000
     /// reads per query is not "4× more"): no relative value is shown.
     pub floor: f64,
+    /// Read from the whole host (vmstat, iostat), not from the server's
+    /// or the client's own processes: with several servers up at once
+    /// (`--interleave steps`) it also counts the others' background work.
+    pub host_wide: bool,
 }
 
 /// The sysbench per-query cost columns, in the order they are shown.
@@ -112,36 +116,43 @@ pub const SYSBENCH_COST: [CostColumn; 7] = [
         key: "cpupq",
         title: "host CPU µs per query (vmstat us+sy, client included)",
         floor: 0.01,
+        host_wide: true,
     },
     CostColumn {
         key: "cspq",
         title: "context switches per query",
         floor: 0.001,
+        host_wide: true,
     },
     CostColumn {
         key: "rpq",
         title: "storage reads per query",
         floor: 0.001,
+        host_wide: true,
     },
     CostColumn {
         key: "rkbpq",
         title: "KB read from storage per query",
         floor: 0.001,
+        host_wide: true,
     },
     CostColumn {
         key: "wkbpi",
         title: "KB written to storage per query",
         floor: 0.001,
+        host_wide: true,
     },
     CostColumn {
         key: "server_cpu",
         title: "server CPU µs per query",
         floor: 0.01,
+        host_wide: false,
     },
     CostColumn {
         key: "client_cpu",
         title: "client CPU µs per query (tidemark's client threads)",
         floor: 0.01,
+        host_wide: false,
     },
 ];
 

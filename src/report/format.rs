@@ -69,6 +69,7 @@ pub fn method_name(m: crate::stats::Method) -> &'static str {
         crate::stats::Method::WelchT => "Welch t",
         crate::stats::Method::BlockBootstrap => "block bootstrap",
         crate::stats::Method::PairedSlices => "paired slices",
+        crate::stats::Method::PooledRepetitions => "pooled repetitions",
         crate::stats::Method::InstructionFloor => "A/A floor",
     }
 }

@@ -71,7 +71,7 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
             if chain && t >= 2 {
                 let previous = measurements(&columns[t - 1], step);
                 if !previous.is_empty() {
-                    let (iv, v) = compare(&previous, &mine, min_effect);
+                    let (iv, v) = compare(&previous, &mine, min_effect, None);
                     let prev = median(&previous.iter().map(|m| m.value).collect::<Vec<_>>());
                     let ratio = iv
                         .map(|iv| iv.estimate)
@@ -86,7 +86,7 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
             if t == 0 || base.is_empty() {
                 continue;
             }
-            let (iv, v) = compare(&base, &mine, min_effect);
+            let (iv, v) = compare(&base, &mine, min_effect, None);
             cell.interval = iv;
             if let Some(iv) = iv {
                 cell.relative = Some(iv.estimate);

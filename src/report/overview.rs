@@ -71,7 +71,7 @@ fn detectable(intervals: &[Option<crate::stats::Interval>]) -> Option<f64> {
     let mut hw: Vec<f64> = intervals
         .iter()
         .flatten()
-        .filter(|iv| iv.method != crate::stats::Method::BlockBootstrap)
+        .filter(|iv| iv.method.verifies())
         .map(|iv| iv.half_width().exp() - 1.0)
         .collect();
     if hw.is_empty() {

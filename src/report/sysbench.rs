@@ -16,7 +16,7 @@ pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
 };
 use crate::record::{Group, StepStatus, slices};
-use crate::stats::{Interval, Measured, Verdict, ratio_interval, verdict};
+use crate::stats::{Interval, Measured, Pool, Verdict, ratio_interval, repetition_logs, verdict};
 use crate::store::StepRecord;
 
 /// Everything the report says about sysbench tests.
@@ -117,9 +117,10 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
             .map(|(n, _)| n.clone())
             .collect();
         super::test_names::sort(&mut in_group, opts.test_order);
+        let pools = pools(columns, &in_group, opts.chain);
         let tests: Vec<TestRow> = in_group
             .iter()
-            .map(|name| test_row(columns, name, label_of(name), opts))
+            .map(|name| test_row(columns, name, label_of(name), opts, &pools))
             .collect();
         if tests.is_empty() {
             continue;
@@ -251,14 +252,144 @@ fn slice_costs(s: &StepRecord, key: &str) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-/// The interval and verdict on `other / base` of one measure.
+/// The interval and verdict on `other / base` of one measure; `pool`: the
+/// variance of a repetition's log ratio pooled over the group's tests.
 pub(super) fn compare(
     base: &Series,
     other: &Series,
     min_effect: f64,
+    pool: Option<&Pool>,
 ) -> (Option<Interval>, Verdict) {
-    let iv = ratio_interval(&measured(base), &measured(other));
+    let iv = ratio_interval(&measured(base), &measured(other), pool);
     (iv, verdict(iv.as_ref(), min_effect))
+}
+
+/// One column's pools over a group's tests: of QPS against the base, of
+/// each cost column against the base, and of QPS against the column
+/// before (`--chain`).
+#[derive(Default)]
+struct ColumnPools {
+    qps: Option<Pool>,
+    cost: Vec<Option<Pool>>,
+    previous: Option<Pool>,
+}
+
+/// Per column, the variance of a repetition's log ratio pooled over the
+/// group's tests `names`, from exactly the pairs [`test_row`] compares.
+fn pools(columns: &[Column<'_>], names: &[String], chain: bool) -> Vec<ColumnPools> {
+    let logs = |b: &Series, o: &Series| repetition_logs(&measured(b), &measured(o));
+    (0..columns.len())
+        .map(|i| {
+            if i == 0 {
+                return ColumnPools::default();
+            }
+            let (mut qps, mut previous) = (Vec::new(), Vec::new());
+            let mut cost = vec![Vec::new(); SYSBENCH_COST.len()];
+            for name in names {
+                let Some(m) = Measurements::of(&columns[i], name) else {
+                    continue;
+                };
+                if let Some(b) = comparable_base(&columns[0], name, &m) {
+                    qps.extend(logs(&qps_of(&b), &qps_of(&m)));
+                    for (k, c) in cost.iter_mut().enumerate() {
+                        if cost_compared(&b, &m, k) {
+                            c.extend(logs(&cost_of(&b, k), &cost_of(&m, k)));
+                        }
+                    }
+                }
+                if let Some(p) = previous_of(columns, i, name, chain, &m) {
+                    previous.extend(logs(&qps_of(&p), &qps_of(&m)));
+                }
+            }
+            let pool = |v: &Vec<Vec<f64>>| Pool::of(v.iter().map(Vec::as_slice));
+            ColumnPools {
+                qps: pool(&qps),
+                cost: cost.iter().map(pool).collect(),
+                previous: pool(&previous),
+            }
+        })
+        .collect()
+}
+
+/// The base's measurements of test `name` when column measurements `m`
+/// are compared with them: both ran it to its end, both or neither under
+/// Valgrind (`--instructions` is 30-100x slower: its QPS is never compared
+/// with a normal run's).
+fn comparable_base<'a>(
+    base: &Column<'a>,
+    name: &str,
+    m: &Measurements<'_>,
+) -> Option<Measurements<'a>> {
+    let valgrind = |m: &Measurements<'_>| {
+        m.steps
+            .iter()
+            .any(|(_, s)| super::instructions::under_valgrind(s))
+    };
+    Measurements::of(base, name)
+        .filter(|b| b.comparable && m.comparable && valgrind(b) == valgrind(m))
+}
+
+/// The previous column's measurements of test `name` for the chain
+/// (`--chain`, from the third column on).
+fn previous_of<'a>(
+    columns: &[Column<'a>],
+    i: usize,
+    name: &str,
+    chain: bool,
+    m: &Measurements<'_>,
+) -> Option<Measurements<'a>> {
+    (chain && i >= 2)
+        .then(|| Measurements::of(&columns[i - 1], name))
+        .flatten()
+        .filter(|p| p.comparable && m.comparable)
+}
+
+/// Whether the column's run kept several servers up at once
+/// (`--interleave steps`), so that the host-wide costs of one include the
+/// others' background work.
+pub(super) fn servers_together(c: &Column<'_>) -> bool {
+    c.run.params.get("interleave").and_then(|v| v.as_str()) == Some("steps")
+}
+
+/// Whether cost column `k` is compared between `b` and `m`: both have a
+/// value and one is above the column's floor.
+fn cost_compared(b: &Measurements<'_>, m: &Measurements<'_>, k: usize) -> bool {
+    let of = |x: &Measurements<'_>| x.median_of(|s| sysbench_cost(s)[k]);
+    match (of(m), of(b)) {
+        (Some(v), Some(bv)) => v.max(bv) >= SYSBENCH_COST[k].floor,
+        _ => false,
+    }
+}
+
+/// A test's QPS per repetition.
+fn qps_of(m: &Measurements<'_>) -> Series {
+    m.steps
+        .iter()
+        .map(|(r, s)| Sample {
+            repetition: *r,
+            value: s.qps,
+            seconds: qps_series(s),
+            slices: slices::of_metrics(s.metrics.as_ref())
+                .iter()
+                .map(slices::Slice::qps)
+                .collect(),
+        })
+        .collect()
+}
+
+/// A test's cost column `k` per repetition.
+fn cost_of(m: &Measurements<'_>, k: usize) -> Series {
+    m.steps
+        .iter()
+        .filter_map(|(r, s)| {
+            Some(Sample {
+                repetition: *r,
+                value: sysbench_cost(s)[k]?,
+                seconds: Vec::new(),
+                slices: slice_costs(s, SYSBENCH_COST[k].key),
+            })
+        })
+        .collect()
 }
 
 /// The colour of a cell: its verdict's, never the point estimate's alone.
@@ -270,40 +401,13 @@ pub(super) fn band_of(verdict: Verdict) -> Band {
     }
 }
 
-fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOptions) -> TestRow {
-    let base = Measurements::of(&columns[0], name);
-    let qps_of = |m: &Measurements<'_>| -> Series {
-        m.steps
-            .iter()
-            .map(|(r, s)| Sample {
-                repetition: *r,
-                value: s.qps,
-                seconds: qps_series(s),
-                slices: slices::of_metrics(s.metrics.as_ref())
-                    .iter()
-                    .map(slices::Slice::qps)
-                    .collect(),
-            })
-            .collect()
-    };
-    let cost_of = |m: &Measurements<'_>, k: usize| -> Series {
-        m.steps
-            .iter()
-            .filter_map(|(r, s)| {
-                Some(Sample {
-                    repetition: *r,
-                    value: sysbench_cost(s)[k]?,
-                    seconds: Vec::new(),
-                    slices: slice_costs(s, SYSBENCH_COST[k].key),
-                })
-            })
-            .collect()
-    };
-    let base_cost: Option<Vec<Option<f64>>> = base.as_ref().map(|b| {
-        (0..SYSBENCH_COST.len())
-            .map(|k| b.median_of(|s| sysbench_cost(s)[k]))
-            .collect()
-    });
+fn test_row(
+    columns: &[Column<'_>],
+    name: &str,
+    label: String,
+    opts: &ReportOptions,
+    pools: &[ColumnPools],
+) -> TestRow {
     let cells = columns
         .iter()
         .enumerate()
@@ -315,19 +419,17 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
             let cost: Vec<Option<f64>> = (0..SYSBENCH_COST.len())
                 .map(|k| m.median_of(|s| sysbench_cost(s)[k]))
                 .collect();
-            // A run under Valgrind (`--instructions`) is 30-100x slower:
-            // its QPS is never compared with a normal run's.
-            let valgrind = |m: &Measurements<'_>| {
-                m.steps
-                    .iter()
-                    .any(|(_, s)| super::instructions::under_valgrind(s))
-            };
-            let vs_base = base
-                .as_ref()
-                .filter(|b| i > 0 && b.comparable && m.comparable && valgrind(b) == valgrind(&m));
-            let (interval, verdict_qps, rel) = match vs_base {
+            let vs_base = (i > 0)
+                .then(|| comparable_base(&columns[0], name, &m))
+                .flatten();
+            let (interval, verdict_qps, rel) = match &vs_base {
                 Some(b) => {
-                    let (iv, v) = compare(&qps_of(b), &qps_of(&m), opts.min_effect);
+                    let (iv, v) = compare(
+                        &qps_of(b),
+                        &qps_of(&m),
+                        opts.min_effect,
+                        pools[i].qps.as_ref(),
+                    );
                     let base_qps = b.median_of(|s| Some(s.qps)).unwrap_or(0.0);
                     let rel = iv.map(|iv| iv.estimate).or_else(|| relative(qps, base_qps));
                     (iv, Some(v), rel)
@@ -337,33 +439,44 @@ fn test_row(columns: &[Column<'_>], name: &str, label: String, opts: &ReportOpti
             let mut cost_relative = vec![None; cost.len()];
             let mut cost_interval = vec![None; cost.len()];
             let mut cost_verdict = vec![None; cost.len()];
-            if let (Some(b), Some(bc)) = (vs_base, &base_cost) {
+            if let Some(b) = &vs_base {
                 for k in 0..cost.len() {
-                    let (Some(v), Some(bv)) = (cost[k], bc[k]) else {
-                        continue;
-                    };
-                    if v.max(bv) < SYSBENCH_COST[k].floor {
+                    if !cost_compared(b, &m, k) {
                         continue;
                     }
-                    let (iv, verdict) = compare(&cost_of(b, k), &cost_of(&m, k), opts.min_effect);
-                    cost_relative[k] = iv.map(|iv| iv.estimate).or_else(|| relative(v, bv));
+                    let pool = pools[i].cost.get(k).and_then(Option::as_ref);
+                    let (iv, verdict) =
+                        compare(&cost_of(b, k), &cost_of(&m, k), opts.min_effect, pool);
+                    // A host-wide cost with servers up together counts the
+                    // others' background work: an A/A of 32 tests here had
+                    // cpu/o "lower" for the second server on 5 (4 writes).
+                    let verdict = if SYSBENCH_COST[k].host_wide
+                        && (servers_together(&columns[0]) || servers_together(c))
+                    {
+                        Verdict::Unverified
+                    } else {
+                        verdict
+                    };
+                    let bv = b.median_of(|s| sysbench_cost(s)[k]);
+                    cost_relative[k] = iv.map(|iv| iv.estimate).or_else(|| relative(cost[k]?, bv?));
                     cost_interval[k] = iv;
                     cost_verdict[k] = Some(verdict.for_cost());
                 }
             }
-            let vs_previous = (opts.chain && i >= 2)
-                .then(|| Measurements::of(&columns[i - 1], name))
-                .flatten()
-                .filter(|p| p.comparable && m.comparable)
-                .and_then(|p| {
-                    let (iv, v) = compare(&qps_of(&p), &qps_of(&m), opts.min_effect);
-                    let prev = p.median_of(|s| Some(s.qps)).unwrap_or(0.0);
-                    Some(Step {
-                        relative: iv.map(|iv| iv.estimate).or_else(|| relative(qps, prev))?,
-                        interval: iv,
-                        verdict: v.for_rate(),
-                    })
-                });
+            let vs_previous = previous_of(columns, i, name, opts.chain, &m).and_then(|p| {
+                let (iv, v) = compare(
+                    &qps_of(&p),
+                    &qps_of(&m),
+                    opts.min_effect,
+                    pools[i].previous.as_ref(),
+                );
+                let prev = p.median_of(|s| Some(s.qps)).unwrap_or(0.0);
+                Some(Step {
+                    relative: iv.map(|iv| iv.estimate).or_else(|| relative(qps, prev))?,
+                    interval: iv,
+                    verdict: v.for_rate(),
+                })
+            });
             Some(Cell {
                 qps,
                 tps,

@@ -156,6 +156,9 @@ pub(super) fn with_verdicts(summary: &mut GroupSummary, cells: &[&Cell], min_eff
             Some(Method::WelchT) => " from unpaired repetitions",
             Some(Method::BlockBootstrap) => " from per-second rates within one measurement each",
             Some(Method::PairedSlices) => " from slices paired in time",
+            Some(Method::PooledRepetitions) => {
+                " from repetitions on fresh servers, variance pooled over the group"
+            }
             Some(Method::InstructionFloor) => " from the A/A floor of instruction counts",
             None => "",
         },

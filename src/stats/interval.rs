@@ -23,14 +23,29 @@ pub enum Method {
     /// A and B measured in alternating short slices, A B B A …), its
     /// sample size reduced for the lag-1 autocorrelation of the ratios.
     /// It covers the noise and drift of the two servers measured, not the
-    /// difference between two server instances of one target.
+    /// difference between two server instances of one target, so with one
+    /// measurement each it carries no verdict.
     PairedSlices,
+    /// t interval on the mean log ratio of repetitions, each measured on
+    /// freshly started servers, with the variance of a repetition's log
+    /// ratio pooled over the tests of one group (degrees of freedom: the
+    /// sum of each test's repetitions less one). It covers how two server
+    /// instances of one target differ.
+    PooledRepetitions,
     /// One instruction count on each side (`run --instructions`): the
     /// ratio ± a floor that A/A runs in that mode justify.
     InstructionFloor,
 }
 
 impl Method {
+    /// Whether an interval of this method can carry a verdict: not one
+    /// from a single measurement per side (the block bootstrap, one
+    /// repetition's slices), which cannot see how two server instances
+    /// differ nor how the machine drifts between them.
+    pub fn verifies(self) -> bool {
+        !matches!(self, Method::BlockBootstrap | Method::PairedSlices)
+    }
+
     /// A short phrase for legends.
     pub fn describe(self) -> &'static str {
         match self {
@@ -44,8 +59,13 @@ impl Method {
             Method::PairedSlices => {
                 "t interval on the log ratios of slices paired in time (A B B A …), \
                  its sample size reduced for their lag-1 autocorrelation; it compares \
-                 these server instances, and two instances of one target can differ \
-                 by more (add the base target twice to see how much)"
+                 these two server instances only, and two instances of one target \
+                 differ by more, so no verdict (not verified: repeat with --repeat 3)"
+            }
+            Method::PooledRepetitions => {
+                "t interval on the mean log ratio of repetitions, each on freshly \
+                 started servers (so it covers how two instances of one target \
+                 differ), the variance pooled over the group's tests"
             }
             Method::InstructionFloor => {
                 "instruction counts, one each: the ratio ± a floor from A/A runs in \
@@ -98,21 +118,31 @@ pub struct Measured<'a> {
 /// Fewest slice pairs an interval is built from.
 pub const MIN_SLICE_PAIRS: usize = 4;
 
-/// The interval on `other / base` that the measurements allow: paired t
-/// when both sides have the same two or more repetitions, Welch's t when
-/// they have repetitions that do not pair, the block bootstrap of the
-/// per-second series when each side has one measurement. `None` when no
-/// interval can be had (a value ≤ 0, too few seconds).
-pub fn ratio_interval(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Interval> {
+/// The interval on `other / base` that the measurements allow: with the
+/// same two or more repetitions on both sides, the `pool`'s t interval
+/// (the variance pooled over a group's tests) or, without one, paired t;
+/// Welch's t when they have repetitions that do not pair; with one
+/// measurement each, the slices' interval when both were sliced alike,
+/// else the block bootstrap of the per-second series (neither carries a
+/// verdict). `None` when no interval can be had (a value ≤ 0, too few
+/// seconds).
+pub fn ratio_interval(
+    base: &[Measured<'_>],
+    other: &[Measured<'_>],
+    pool: Option<&Pool>,
+) -> Option<Interval> {
     let values = |m: &[Measured<'_>]| m.iter().map(|x| x.value).collect::<Vec<f64>>();
     if base.is_empty() || other.is_empty() {
         return None;
     }
-    if let Some(iv) = sliced(base, other) {
-        return Some(iv);
+    if let (Some(pool), Some(d)) = (pool, repetition_logs(base, other)) {
+        return pool.interval(&d);
     }
     if base.len() == 1 && other.len() == 1 {
         let (b, o) = (&base[0], &other[0]);
+        if b.slices.len() == o.slices.len() && !b.slices.is_empty() {
+            return slice_ratio(b.slices, o.slices);
+        }
         return block_bootstrap_ratio(b.seconds, o.seconds, b.value, o.value);
     }
     let mut b_reps: Vec<u32> = base.iter().map(|m| m.repetition).collect();
@@ -131,26 +161,74 @@ pub fn ratio_interval(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<I
     welch_ratio(&values(base), &values(other))
 }
 
-/// The slice interval when every repetition of both sides was sliced alike
-/// (the same repetitions, the same number of slices each): the slices'
-/// pairs in time order, repetition after repetition.
-fn sliced(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Interval> {
-    if base.len() != other.len() {
+/// The log ratios `ln(other_r / base_r)` of repetitions that pair by
+/// index (the same repetitions on both sides, each once, two or more), in
+/// repetition order; `None` otherwise or for a value ≤ 0.
+pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Vec<f64>> {
+    if base.len() != other.len() || base.len() < 2 {
         return None;
     }
     let mut b: Vec<&Measured<'_>> = base.iter().collect();
     let mut o: Vec<&Measured<'_>> = other.iter().collect();
     b.sort_by_key(|m| m.repetition);
     o.sort_by_key(|m| m.repetition);
-    let (mut bv, mut ov) = (Vec::new(), Vec::new());
-    for (x, y) in b.iter().zip(&o) {
-        if x.repetition != y.repetition || x.slices.len() != y.slices.len() || x.slices.is_empty() {
+    if b.windows(2).any(|w| w[0].repetition == w[1].repetition) {
+        return None;
+    }
+    b.iter()
+        .zip(&o)
+        .map(|(x, y)| {
+            (x.repetition == y.repetition && x.value > 0.0 && y.value > 0.0)
+                .then(|| (y.value / x.value).ln())
+                .filter(|d| d.is_finite())
+        })
+        .collect()
+}
+
+/// The variance of one repetition's log ratio, pooled over several tests
+/// (the tests of one group): each test's repetitions vary about their own
+/// mean, and those deviations are summed over the tests. Three
+/// repetitions of one test alone give 2 degrees of freedom (t = 4.30);
+/// seven tests of a group give 14 (t = 2.14), so an interval's width no
+/// longer hangs on how three numbers happened to fall.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pool {
+    /// The pooled variance of a repetition's log ratio.
+    pub variance: f64,
+    /// Its degrees of freedom: Σ (repetitions − 1).
+    pub df: f64,
+}
+
+impl Pool {
+    /// The pool of the tests' per-repetition log ratios (one list per
+    /// test; lists of fewer than two add nothing); `None` without a
+    /// degree of freedom.
+    pub fn of<'a>(tests: impl IntoIterator<Item = &'a [f64]>) -> Option<Pool> {
+        let (mut ss, mut df) = (0.0, 0.0);
+        for d in tests {
+            if d.len() < 2 {
+                continue;
+            }
+            let (_, var) = mean_var(d);
+            ss += var * (d.len() - 1) as f64;
+            df += (d.len() - 1) as f64;
+        }
+        (df > 0.0).then(|| Pool {
+            variance: ss / df,
+            df,
+        })
+    }
+
+    /// The interval on the mean of one test's log ratios `d` (two or
+    /// more) with the pooled variance.
+    pub fn interval(&self, d: &[f64]) -> Option<Interval> {
+        if d.len() < 2 {
             return None;
         }
-        bv.extend_from_slice(x.slices);
-        ov.extend_from_slice(y.slices);
+        let (mean, _) = mean_var(d);
+        let half = t_quantile(self.df) * (self.variance / d.len() as f64).sqrt();
+        Some(from_log(mean, half, d.len(), Method::PooledRepetitions))
     }
-    slice_ratio(&bv, &ov)
 }
 
 /// The interval on `other / base` from slices paired in time: `base[k]`
@@ -358,28 +436,75 @@ mod tests {
     }
 
     #[test]
-    fn sliced_repetitions_take_the_slice_interval() {
+    fn one_sliced_measurement_each_takes_the_slice_interval_and_repetitions_do_not() {
         let m = |repetition, value, slices: &'static [f64]| Measured {
             repetition,
             value,
             seconds: &[],
             slices,
         };
-        static A: [f64; 3] = [10.0, 11.0, 10.5];
-        static B: [f64; 3] = [9.0, 10.0, 9.4];
+        static A: [f64; 4] = [10.0, 11.0, 10.5, 10.2];
+        static B: [f64; 4] = [9.0, 10.0, 9.4, 9.3];
+        let iv = ratio_interval(&[m(0, 10.5, &A)], &[m(0, 9.5, &B)], None).unwrap();
+        assert_eq!((iv.method, iv.n), (Method::PairedSlices, 4));
+        assert!(!iv.method.verifies());
+        // Repetitions (fresh servers each) are compared as repetitions,
+        // their slices notwithstanding.
         let iv = ratio_interval(
             &[m(0, 10.5, &A), m(1, 10.5, &A)],
-            &[m(0, 9.5, &B), m(1, 9.5, &B)],
+            &[m(0, 9.5, &B), m(1, 9.6, &B)],
+            None,
         )
         .unwrap();
-        assert_eq!((iv.method, iv.n), (Method::PairedSlices, 6));
-        // Unequal slicing falls back to the repetitions.
+        assert_eq!((iv.method, iv.n), (Method::PairedT, 2));
+        let pool = Pool::of([[0.0, 0.1].as_slice()]).unwrap();
         let iv = ratio_interval(
             &[m(0, 10.5, &A), m(1, 10.5, &A)],
-            &[m(0, 9.5, &B), m(1, 9.5, &[])],
+            &[m(0, 9.5, &B), m(1, 9.6, &B)],
+            Some(&pool),
         )
         .unwrap();
-        assert_eq!(iv.method, Method::PairedT);
+        assert_eq!((iv.method, iv.n), (Method::PooledRepetitions, 2));
+        assert!(iv.method.verifies());
+    }
+
+    #[test]
+    fn pooled_interval_matches_a_hand_computation() {
+        // Test 1: d = 0.01, 0.03, 0.05 (mean 0.03, SS 0.0008);
+        // test 2: d = -0.02, 0.02 (mean 0, SS 0.0008); test 3 has one value
+        // and adds nothing. Pooled variance 0.0016 / 3 with 3 df,
+        // t(0.975, 3) = 3.1824463; test 1's half-width
+        // 3.1824463 · sqrt(0.0016 / 3 / 3) = 0.0424326.
+        let d1 = [0.01, 0.03, 0.05];
+        let d2 = [-0.02, 0.02];
+        let d3 = [0.5];
+        let pool = Pool::of([d1.as_slice(), d2.as_slice(), d3.as_slice()]).unwrap();
+        assert!(close(pool.variance, 0.0016 / 3.0, 1e-12));
+        assert!(close(pool.df, 3.0, 0.0));
+        let iv = pool.interval(&d1).unwrap();
+        assert_eq!((iv.method, iv.n), (Method::PooledRepetitions, 3));
+        assert!(close(iv.estimate, 0.03f64.exp(), 1e-12));
+        assert!(close(iv.lo, (0.03f64 - 0.0424326).exp(), 1e-6), "{iv:?}");
+        assert!(close(iv.hi, (0.03f64 + 0.0424326).exp(), 1e-6), "{iv:?}");
+        // One repetition has no interval, and no test with two none at all.
+        assert!(pool.interval(&d3).is_none());
+        assert!(Pool::of([d3.as_slice()]).is_none());
+    }
+
+    #[test]
+    fn repetition_logs_pair_by_index_or_not_at_all() {
+        let m = |repetition, value| Measured {
+            repetition,
+            value,
+            seconds: &[],
+            slices: &[],
+        };
+        let d = repetition_logs(&[m(1, 10.0), m(0, 20.0)], &[m(0, 22.0), m(1, 9.0)]).unwrap();
+        assert!(close(d[0], 1.1f64.ln(), 1e-12) && close(d[1], 0.9f64.ln(), 1e-12));
+        assert!(repetition_logs(&[m(0, 10.0)], &[m(0, 9.0)]).is_none());
+        assert!(repetition_logs(&[m(0, 10.0), m(1, 9.0)], &[m(0, 9.0), m(2, 9.0)]).is_none());
+        assert!(repetition_logs(&[m(0, 10.0), m(0, 9.0)], &[m(0, 9.0), m(0, 9.0)]).is_none());
+        assert!(repetition_logs(&[m(0, 0.0), m(1, 9.0)], &[m(0, 9.0), m(1, 9.0)]).is_none());
     }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -448,12 +573,12 @@ mod tests {
             seconds: &[],
             slices: &[],
         };
-        let paired = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(1, 10.0)]);
+        let paired = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(1, 10.0)], None);
         assert_eq!(paired.unwrap().method, Method::PairedT);
-        let welch = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(2, 10.0)]);
+        let welch = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(2, 10.0)], None);
         assert_eq!(welch.unwrap().method, Method::WelchT);
         // One measurement each and no seconds: no interval.
-        assert!(ratio_interval(&[m(0, 10.0)], &[m(0, 9.0)]).is_none());
+        assert!(ratio_interval(&[m(0, 10.0)], &[m(0, 9.0)], None).is_none());
         // A non-positive value has no log: no interval.
         assert!(paired_ratio(&[0.0, 1.0], &[1.0, 1.0]).is_none());
     }

@@ -3,19 +3,25 @@
 //!
 //! Pure arithmetic on plain numbers, importing nothing of ours, so the
 //! report (and anything else) can use it and unit tests can check it
-//! against hand-computed cases. Four ways to get an interval, chosen by
+//! against hand-computed cases. The ways to get an interval, chosen by
 //! what was measured ([`Method`]):
-//! - repetitions paired by their index (the interleaved passes of
-//!   `--repeat`, A and B measured next to each other): a t interval on the
-//!   mean of the per-pair log ratios;
+//! - repetitions paired by their index (each repetition on freshly started
+//!   servers, A and B measured next to each other): a t interval on the
+//!   mean of the per-pair log ratios, its variance pooled over the tests of
+//!   a group ([`Pool`]) when the report has them, else the test's own;
 //! - repetitions that cannot be paired: Welch's t interval on the
 //!   difference of mean logs;
-//! - slices paired in time (`--slices`: A and B alternate in short slices
-//!   within each test): a t interval on the mean per-slice log ratio with
-//!   its sample size reduced for the ratios' lag-1 autocorrelation;
-//! - one measurement each: a moving-block bootstrap of the per-second
-//!   series (blocks keep the seconds' autocorrelation), percentile interval
-//!   on the log of the ratio of means.
+//! - one measurement each, sliced (`--slices`: A and B alternate in short
+//!   slices within each test): a t interval on the mean per-slice log
+//!   ratio with its sample size reduced for the ratios' lag-1
+//!   autocorrelation;
+//! - one measurement each, whole: a moving-block bootstrap of the
+//!   per-second series (blocks keep the seconds' autocorrelation),
+//!   percentile interval on the log of the ratio of means.
+//!
+//! The last two compare two server instances, not two targets (two
+//! instances of one target differ by a few percent), so they carry no
+//! verdict ([`Method::verifies`]).
 //!
 //! Beside them, [`changepoint`] finds where a series of measurements
 //! across runs changes level (E-divisive means with a permutation test).
@@ -30,8 +36,8 @@ mod verdict;
 
 pub use bootstrap::{block_bootstrap_ratio, block_length};
 pub use interval::{
-    Interval, MIN_SLICE_PAIRS, Measured, Method, floor_ratio, paired_ratio, ratio_interval,
-    slice_ratio, welch_ratio, widened,
+    Interval, MIN_SLICE_PAIRS, Measured, Method, Pool, floor_ratio, paired_ratio, ratio_interval,
+    repetition_logs, slice_ratio, welch_ratio, widened,
 };
 pub use verdict::{
     DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, parse_min_effect, verdict,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::interval::{Interval, Method};
+use super::interval::Interval;
 
 /// The seeds' threshold: a change under 3 % is not worth reporting.
 pub const DEFAULT_MIN_EFFECT: f64 = 0.03;
@@ -22,9 +22,10 @@ pub enum Verdict {
     /// No interval could be computed (too few measurements, a zero).
     Unknown,
     /// An interval exists but cannot carry a verdict: it comes from one
-    /// measurement per side, which cannot see the drift between servers
-    /// and over time (an A/A run of the same command is flagged far more
-    /// often than its level says). Repeat with `--repeat 3`.
+    /// measurement per side (one server instance each), which cannot see
+    /// how two instances of one target differ nor the drift over time (an
+    /// A/A run of the same command is flagged far more often than its
+    /// level says). Repeat with `--repeat 3`.
     Unverified,
 }
 
@@ -73,7 +74,7 @@ pub fn verdict(interval: Option<&Interval>, min_effect: f64) -> Verdict {
     let Some(iv) = interval else {
         return Verdict::Unknown;
     };
-    if iv.method == Method::BlockBootstrap {
+    if !iv.method.verifies() {
         return Verdict::Unverified;
     }
     if iv.lo > 1.0 && iv.estimate >= 1.0 + min_effect {
@@ -154,6 +155,7 @@ impl VerdictCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Method;
 
     fn iv(estimate: f64, lo: f64, hi: f64) -> Interval {
         Interval {
@@ -196,6 +198,20 @@ mod tests {
             ..iv(1.34, 1.26, 1.42)
         };
         assert_eq!(verdict(Some(&one), DEFAULT_MIN_EFFECT), Verdict::Unverified);
+        // Nor do one measurement's slices: they compare two instances.
+        let sliced = Interval {
+            method: Method::PairedSlices,
+            ..iv(1.08, 1.05, 1.11)
+        };
+        assert_eq!(
+            verdict(Some(&sliced), DEFAULT_MIN_EFFECT),
+            Verdict::Unverified
+        );
+        let pooled = Interval {
+            method: Method::PooledRepetitions,
+            ..iv(1.08, 1.05, 1.11)
+        };
+        assert_eq!(verdict(Some(&pooled), DEFAULT_MIN_EFFECT), Verdict::Higher);
         assert_eq!(Verdict::Unverified.for_rate(), "not verified");
         for v in [
             Verdict::Higher,

@@ -24,6 +24,9 @@ pub fn blocks(r: &Report, s: &SysbenchSection, g: &GroupSection) -> Vec<Block> {
             Block::Table(cost_long(r, s, g)),
         ]));
         out.push(Block::Html(cost_html(r, s, g, &shown)));
+        if host_wide_unverified(s, g) {
+            out.push(Block::Legend(HOST_WIDE_NOTE.into()));
+        }
     }
     if !absent.is_empty() {
         let text = format!("Not stored for these runs (n/a): {}.", absent.join(", "));
@@ -31,6 +34,23 @@ pub fn blocks(r: &Report, s: &SysbenchSection, g: &GroupSection) -> Vec<Block> {
         out.push(html_only(&[Block::Legend(text)]));
     }
     out
+}
+
+/// Said below a cost table some of whose host-wide ratios got no verdict.
+const HOST_WIDE_NOTE: &str = "The servers were up together (--interleave steps): the host-wide costs (cpu/o, cs/o, r/o, rKB/o, wKB/o) of one include the others' background work, so their ratios are shown but not verified; srv/o and cli/o count only the server's and the client's own processes.";
+
+/// Whether a host-wide cost ratio of group `g` is not verified because
+/// its servers were up together.
+fn host_wide_unverified(s: &SysbenchSection, g: &GroupSection) -> bool {
+    g.tests
+        .iter()
+        .flat_map(|t| t.cells.iter().flatten())
+        .any(|c| {
+            (0..s.cost_columns.len()).any(|k| {
+                s.cost_columns[k].host_wide
+                    && c.cost_verdict.get(k).copied().flatten() == Some(crate::stats::NOT_VERIFIED)
+            })
+        })
 }
 
 /// The cost table in Markdown: test, target, the absolute columns, then
