@@ -104,6 +104,21 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
             super::cancel_flag(),
             &mut |done, total| view.load_phase(&label, done, total),
         )?;
+        // Every server starts its first test in the same state, not in
+        // whatever its autovacuum reached by then: hint bits, visibility
+        // map and statistics set (VACUUM ANALYZE / ANALYZE TABLE / ANALYZE)
+        // and a checkpoint. Without this, the first test of a run without
+        // warm-up steps ran 40 % faster on a server once its autovacuum
+        // woke, which happened at different times on different servers.
+        for note in load::postwrite(
+            connector.as_ref(),
+            p.tables,
+            std::time::Duration::ZERO,
+            super::cancel_flag(),
+        )? {
+            ctx.view
+                .line(&format!("target {label}: after the load: {note}"));
+        }
         if plan.sizing.sizing == crate::plan::sizing::Sizing::IoBound
             && admin.dialect() == crate::db::Dialect::Postgres
         {
