@@ -237,22 +237,33 @@ pub fn create_and_load(
         }
         return Ok(());
     }
-    std::thread::scope(|s| -> anyhow::Result<()> {
+    each_table_in_parallel(connector, tables, |conn, t| {
+        conn.execute_text(&sql::create_k_index(t)).map(drop)
+    })?;
+    Ok(())
+}
+
+/// Runs `work` once per table `1..=tables`, each on a connection of its
+/// own, the tables in parallel; the first error wins.
+fn each_table_in_parallel(
+    connector: &dyn Connector,
+    tables: u32,
+    work: impl Fn(&mut dyn Conn, u32) -> Result<(), DbError> + Sync,
+) -> Result<(), DbError> {
+    let work = &work;
+    std::thread::scope(|s| {
         let handles: Vec<_> = (1..=tables)
             .map(|t| {
                 s.spawn(move || -> Result<(), DbError> {
                     let mut conn = connector.connect()?;
-                    conn.execute_text(&sql::create_k_index(t))?;
-                    Ok(())
+                    work(conn.as_mut(), t)
                 })
             })
             .collect();
-        for h in handles {
-            h.join().expect("index builder panicked")?;
-        }
-        Ok(())
-    })?;
-    Ok(())
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().expect("a per-table worker panicked"))
+    })
 }
 
 /// Before a step counted under Valgrind (`run --instructions`): the same
@@ -308,20 +319,9 @@ pub fn postwrite(
             } else {
                 "(VERBOSE, ANALYZE)"
             };
-            std::thread::scope(|s| -> anyhow::Result<()> {
-                let handles: Vec<_> = (1..=tables)
-                    .map(|t| {
-                        s.spawn(move || -> Result<(), DbError> {
-                            let mut conn = connector.connect()?;
-                            conn.execute_text(&format!("VACUUM {opts} sbtest{t}"))?;
-                            Ok(())
-                        })
-                    })
-                    .collect();
-                for h in handles {
-                    h.join().expect("vacuum thread panicked")?;
-                }
-                Ok(())
+            each_table_in_parallel(connector, tables, |conn, t| {
+                conn.execute_text(&format!("VACUUM {opts} sbtest{t}"))
+                    .map(drop)
             })?;
             if let Err(e) = admin.execute_text("CHECKPOINT") {
                 notes.push(format!("CHECKPOINT skipped: {e}"));
@@ -340,20 +340,9 @@ pub fn postwrite(
         }
         Dialect::Mysql => {
             notes.extend(reset_binlog(admin.as_mut())?);
-            std::thread::scope(|s| -> anyhow::Result<()> {
-                let handles: Vec<_> = (1..=tables)
-                    .map(|t| {
-                        s.spawn(move || -> Result<(), DbError> {
-                            let mut conn = connector.connect()?;
-                            conn.query_text(&format!("ANALYZE TABLE sbtest{t}"))?;
-                            Ok(())
-                        })
-                    })
-                    .collect();
-                for h in handles {
-                    h.join().expect("analyze thread panicked")?;
-                }
-                Ok(())
+            each_table_in_parallel(connector, tables, |conn, t| {
+                conn.query_text(&format!("ANALYZE TABLE sbtest{t}"))
+                    .map(drop)
             })?;
             let (saved, skipped) = eager_flushing(admin.as_mut())?;
             notes.extend(skipped);
