@@ -135,8 +135,11 @@ pub fn ratio_interval(
     if base.is_empty() || other.is_empty() {
         return None;
     }
-    if let (Some(pool), Some(d)) = (pool, repetition_logs(base, other)) {
-        return pool.interval(&d);
+    if let Some(d) = repetition_logs(base, other) {
+        return match pool {
+            Some(pool) => pool.interval(&d),
+            None => Some(paired_logs(&d)),
+        };
     }
     if base.len() == 1 && other.len() == 1 {
         let (b, o) = (&base[0], &other[0]);
@@ -144,19 +147,6 @@ pub fn ratio_interval(
             return slice_ratio(b.slices, o.slices);
         }
         return block_bootstrap_ratio(b.seconds, o.seconds, b.value, o.value);
-    }
-    let mut b_reps: Vec<u32> = base.iter().map(|m| m.repetition).collect();
-    let mut o_reps: Vec<u32> = other.iter().map(|m| m.repetition).collect();
-    b_reps.sort_unstable();
-    o_reps.sort_unstable();
-    if b_reps == o_reps && b_reps.windows(2).all(|w| w[0] != w[1]) {
-        let mut b: Vec<&Measured<'_>> = base.iter().collect();
-        let mut o: Vec<&Measured<'_>> = other.iter().collect();
-        b.sort_by_key(|m| m.repetition);
-        o.sort_by_key(|m| m.repetition);
-        let bv: Vec<f64> = b.iter().map(|m| m.value).collect();
-        let ov: Vec<f64> = o.iter().map(|m| m.value).collect();
-        return paired_ratio(&bv, &ov);
     }
     welch_ratio(&values(base), &values(other))
 }
@@ -327,10 +317,15 @@ pub fn paired_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
     }
     let (b, o) = (logs(base)?, logs(other)?);
     let d: Vec<f64> = o.iter().zip(&b).map(|(o, b)| o - b).collect();
+    Some(paired_logs(&d))
+}
+
+/// The paired t interval on the mean of the log ratios `d` (two or more).
+fn paired_logs(d: &[f64]) -> Interval {
     let n = d.len();
-    let (mean, var) = mean_var(&d);
+    let (mean, var) = mean_var(d);
     let half = t_quantile((n - 1) as f64) * (var / n as f64).sqrt();
-    Some(from_log(mean, half, n, Method::PairedT))
+    from_log(mean, half, n, Method::PairedT)
 }
 
 /// Welch's t interval on `mean(ln other) − mean(ln base)`. With one value
