@@ -108,8 +108,9 @@ pub fn prepare(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<Loaded>
         // whatever its autovacuum reached by then: hint bits, visibility
         // map and statistics set (VACUUM ANALYZE / ANALYZE TABLE / ANALYZE)
         // and a checkpoint. Without this, the first test of a run without
-        // warm-up steps ran 40 % faster on a server once its autovacuum
-        // woke, which happened at different times on different servers.
+        // warm-up steps jumped about 40 % in its last slices, on one server
+        // before the others (most likely as each one's autovacuum reached
+        // the loaded table; not confirmed from the servers' logs).
         for note in load::postwrite(
             connector.as_ref(),
             p.tables,
