@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::plan::{Overrides, Plan, PlanInput};
+use crate::plan::{Plan, PlanInput};
 use crate::util::redact::redact_url_passwords;
 
 mod build_verb;
@@ -16,7 +16,6 @@ mod mariadb_servers;
 mod servers_verb;
 mod shard_verb;
 mod store_verbs;
-mod workload_args;
 
 pub use servers_verb::ServersCommand;
 use servers_verb::servers;
@@ -98,149 +97,22 @@ pub struct ExportArgs {
     pub run: Option<i64>,
 }
 
+/// `tidemark run`: where results go, a plan file or a run to resume, and
+/// every option of a run ([`PlanInput`], which plan files share).
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
     pub results: ResultsArgs,
-    /// Benchmark suite to run: sysbench, ibench (the Insert Benchmark) or
-    /// all (both, sysbench first). Default: all, or sysbench when --tests
-    /// names sysbench tests, or workload with --workload.
-    #[arg(long)]
-    pub suite: Option<String>,
-    /// Target to benchmark, repeatable; the first is the base of comparisons.
-    /// Forms: pg@system, pg@17.10 (installed if missing), pg@/path/to/bin,
-    /// each with an optional +config (cx10b, ./my.conf) and :name=value
-    /// settings for that target alone; postgres://user@host:port/db;
-    /// mariadb@system, mariadb@10.2 (installed if missing), mysql@/path/to/basedir, each with an optional
-    /// +config (binlog, z12a, z12b, bl1_sync1_dw1, …; see
-    /// config/mysql/configs.toml) and :name=value settings;
-    /// mysql://user:pass@host:port/db, mariadb://…;
-    /// sqlite:PATH[+wal|+wal-full|+delete].
-    #[arg(long = "target", short = 't', value_name = "SPEC")]
-    pub targets: Vec<String>,
     /// A TOML plan file (targets, settings, suite, profile, overrides);
     /// options given on the command line win over it.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Run every target once per config of this set. PostgreSQL targets:
-    /// pg-durability, pg-durability-nolz4, pg-io-method, pg-wal-compression.
-    /// MySQL/MariaDB targets: my-durability (binlog x fsync x doublewrite,
-    /// MySQL 8.0.30+), my-durability-nodo (MariaDB, older MySQL),
-    /// my-durability-fast (MariaDB 11.4+), my-doublewrite, my-flush-method,
-    /// my-binlog.
-    #[arg(long, value_name = "SET")]
-    pub config_set: Option<String>,
-    /// Run the whole target sequence N times, interleaved (A B A B).
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<u32>,
-    /// Seconds to wait between targets (default: 0 for quick, 60 otherwise).
-    #[arg(long, value_name = "SECS")]
-    pub settle_secs: Option<f64>,
-    /// Order of measurements: steps (every target's server up at once, each
-    /// sysbench test run on every target and repetition before the next,
-    /// alternating which goes first; the default with two or more targets
-    /// or repetitions) or servers (one fresh server per target and
-    /// repetition, whole passes A B A B).
-    #[arg(long, value_name = "ORDER")]
-    pub interleave: Option<String>,
-    /// Smallest change the end-of-run report calls faster or slower
-    /// (a fraction or a percentage; default 3%).
-    #[arg(long, value_name = "FRACTION")]
-    pub min_effect: Option<String>,
-    /// CPUs the managed servers run on (0-1,3 as taskset writes them);
-    /// recorded with the run.
-    #[arg(long, value_name = "CPUS")]
-    pub server_cpus: Option<String>,
-    /// CPUs tidemark's client threads run on; recorded with the run.
-    #[arg(long, value_name = "CPUS")]
-    pub client_cpus: Option<String>,
-    /// Split each step's clients over shards that start together and are
-    /// merged exactly (local:N); needs --store postgres://….
-    #[arg(long, value_name = "SPEC")]
-    pub client_hosts: Option<String>,
-    /// Buffer pool sizing: cached (the data fits) or io-bound (the data is
-    /// 4x the buffer pool), from the machine's memory.
-    #[arg(long, default_value = "cached")]
-    pub sizing: String,
-    /// With --sizing io-bound: the memory each managed server gets
-    /// (256MiB, 1GiB), used as the posts use their servers' memory: the
-    /// buffer pool 3/4 of it, PostgreSQL's page cache held to it, and the
-    /// tables (unless --table-size or --rows-load say) 5x it.
-    #[arg(long, value_name = "SIZE")]
-    pub server_memory: Option<String>,
     /// Continue an interrupted run with its stored plan, skipping the
     /// (target, repetition, step) cells it measured.
     #[arg(long, value_name = "RUN")]
     pub resume: Option<i64>,
-    /// Size profile: quick (minutes, the default), small (1 × 50M rows,
-    /// 600/900 s per test), large (8 × 10M rows); for the Insert Benchmark
-    /// quick, cpu-bound (8 clients, 10M/16M/4M rows per table) and io-bound
-    /// (8 clients, 250M/4M/1M rows per table).
-    #[arg(long, default_value = "quick")]
-    pub profile: String,
-    /// Only these tests (comma-separated; `random-points` selects all its
-    /// ranges, `random-points_range=10` one of them).
-    #[arg(long, value_delimiter = ',')]
-    pub tests: Vec<String>,
-    /// Server setting for managed targets, repeatable (-c work_mem=64MB).
-    #[arg(short = 'c', long = "set", value_name = "NAME=VALUE")]
-    pub settings: Vec<String>,
-    /// The profile's numbers given on the command line ([`crate::knobs`]).
     #[command(flatten)]
-    pub overrides: Overrides,
-    /// Directory with the postgres and initdb binaries to use.
-    #[arg(long, value_name = "DIR")]
-    pub pg_bindir: Option<PathBuf>,
-    /// MySQL/MariaDB basedir (bin/mariadbd or bin/mysqld) for mariadb@system
-    /// and mysql@system, instead of the installed server.
-    #[arg(long, value_name = "DIR")]
-    pub mysql_basedir: Option<PathBuf>,
-    /// Connection character set of every MySQL/MariaDB client connection,
-    /// pinned with SET NAMES (latin1, utf8mb4, utf8mb3, ascii, binary); a
-    /// mysql:// URL's ?charset= wins for that target.
-    #[arg(long, value_name = "NAME", default_value = "latin1")]
-    pub mysql_charset: String,
-    /// Loopback port for a managed server (default: a free one).
-    #[arg(long)]
-    pub port: Option<u16>,
-    /// On an external server, benchmark existing sbtest tables as they are.
-    #[arg(long)]
-    pub reuse_tables: bool,
-    /// On an external server, drop existing sbtest tables and load new ones.
-    #[arg(long)]
-    pub drop_existing: bool,
-    /// Keep managed servers' data directories after the run.
-    #[arg(long)]
-    pub keep_datadir: bool,
-    /// Do not write the comparison report at the end of the run.
-    #[arg(long)]
-    pub no_report: bool,
-    /// Block device whose I/O the samplers report (as iostat names it,
-    /// e.g. nvme0n1; repeatable or comma-separated). Default: the disks
-    /// under the server's data directory.
-    #[arg(long = "device", value_name = "NAME", value_delimiter = ',')]
-    pub devices: Vec<String>,
-    /// Sample the server's processes with `perf record -e cpu-clock -g`
-    /// during each step's measured interval; the report draws
-    /// flamegraphs and the top functions per query.
-    #[arg(long)]
-    pub cpu_profile: bool,
-    /// A hard memory limit around each managed server (a memory cgroup,
-    /// page cache included: 512MiB, 2GiB); a server process that outgrows
-    /// it is killed by the kernel and the step says so. (`--sizing
-    /// io-bound` limits only the page cache and never kills.)
-    #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
-    /// Count the instructions the server executes per query under
-    /// Valgrind (callgrind) instead of timing it: managed PostgreSQL
-    /// targets, sysbench; each step runs a fixed number of events.
-    #[arg(long)]
-    pub instructions: bool,
-    /// Events (transactions) per step with --instructions (default 1000).
-    #[arg(long, value_name = "N")]
-    pub events: Option<u64>,
-    #[command(flatten)]
-    pub workload: workload_args::WorkloadArgs,
+    pub input: PlanInput,
 }
 
 #[derive(Args, Debug)]
@@ -291,112 +163,6 @@ pub struct ReportArgs {
     pub fail_on: Option<String>,
 }
 
-impl RunArgs {
-    /// The raw plan inputs these arguments describe.
-    pub fn plan_input(&self, command_line: String) -> PlanInput {
-        PlanInput {
-            suite: self.suite.clone().unwrap_or_else(|| {
-                if self.workload.workload.is_some() {
-                    "workload".to_string()
-                } else if self.tests.iter().any(|t| !t.trim().is_empty()) {
-                    "sysbench".to_string()
-                } else {
-                    "all".to_string()
-                }
-            }),
-            profile: self.profile.clone(),
-            targets: self.targets.clone(),
-            settings: self.settings.clone(),
-            tests: self
-                .tests
-                .iter()
-                .filter(|t| !t.trim().is_empty())
-                .cloned()
-                .collect(),
-            overrides: self.overrides.clone(),
-            results_dir: self.results.results.clone(),
-            store: self.results.store.clone(),
-            reuse_tables: self.reuse_tables,
-            drop_existing: self.drop_existing,
-            pg_bindir: self.pg_bindir.clone(),
-            mysql_basedir: self.mysql_basedir.clone(),
-            mysql_charset: Some(self.mysql_charset.clone()),
-            port: self.port,
-            keep_datadir: self.keep_datadir,
-            no_report: self.no_report,
-            command_line,
-            sizing: self.sizing.clone(),
-            repeat: self.repeat,
-            settle_secs: self.settle_secs,
-            interleave: self.interleave.clone(),
-            min_effect: self.min_effect.clone(),
-            server_cpus: self.server_cpus.clone(),
-            client_cpus: self.client_cpus.clone(),
-            client_hosts: self.client_hosts.clone(),
-            config_set: self.config_set.clone(),
-            devices: self.devices.clone(),
-            cpu_profile: self.cpu_profile,
-            memory_limit: self.memory_limit.clone(),
-            server_memory: self.server_memory.clone(),
-            instructions: self.instructions,
-            events: self.events,
-            workload: self.workload.workload.clone(),
-            workload_params: self.workload.workload_params.clone(),
-            max_tries: self.workload.max_tries,
-            rate: self.workload.rate,
-        }
-    }
-}
-
-/// Options that shape a plan: `--resume` takes them from the stored run.
-/// Between these two lists come the sysbench knobs (and the seed) of
-/// [`crate::knobs::KNOBS`]; the Insert Benchmark's knobs are not checked.
-const PLAN_OPTIONS: [&[&str]; 2] = [
-    &[
-        "suite",
-        "targets",
-        "plan",
-        "config_set",
-        "repeat",
-        "settle_secs",
-        "interleave",
-        "server_cpus",
-        "client_cpus",
-        "sizing",
-        "server_memory",
-        "profile",
-        "tests",
-        "settings",
-    ],
-    &[
-        "pg_bindir",
-        "mysql_basedir",
-        "mysql_charset",
-        "reuse_tables",
-        "drop_existing",
-        "workload",
-        "workload_params",
-        "max_tries",
-        "rate",
-        "instructions",
-        "events",
-    ],
-];
-
-/// The ids of the options `--resume` refuses, in the order they are checked.
-fn plan_options() -> impl Iterator<Item = &'static str> {
-    let knobs = crate::knobs::KNOBS
-        .iter()
-        .filter(|k| k.applies.covers(crate::knobs::Applies::Sysbench))
-        .map(|k| k.name);
-    let [before, after] = PLAN_OPTIONS;
-    before
-        .iter()
-        .copied()
-        .chain(knobs)
-        .chain(after.iter().copied())
-}
-
 /// The plan `tidemark run` asked for: from the arguments and a plan file,
 /// or, with `--resume`, the stored run's.
 fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Result<i32> {
@@ -406,13 +172,21 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
             Some(ValueSource::CommandLine | ValueSource::EnvVariable)
         )
     };
+    let mut input = a.input.clone();
+    input.results_dir = a.results.results.clone();
+    input.store = a.results.store.clone();
+    input.command_line = command_line;
     if let Some(run_id) = a.resume {
-        if let Some(id) = plan_options().find(|id| given(id)) {
+        let refused = match &a.plan {
+            Some(_) => Some("--plan".to_string()),
+            None => PlanInput::plan_options()
+                .into_iter()
+                .find(|(id, _)| given(id))
+                .map(|(_, flag)| flag),
+        };
+        if let Some(flag) = refused {
             anyhow::bail!(
-                "--resume {run_id} runs the plan stored with run {run_id}: drop --{} (or start a new run without --resume)",
-                id.replace('_', "-")
-                    .replace("targets", "target")
-                    .replace("settings", "set")
+                "--resume {run_id} runs the plan stored with run {run_id}: drop {flag} (or start a new run without --resume)"
             );
         }
         let store = a.results.open_existing()?;
@@ -435,19 +209,11 @@ fn run_command(a: &RunArgs, m: &ArgMatches, command_line: String) -> anyhow::Res
             )
         })?;
         drop(store);
-        let mut input: PlanInput = serde_json::from_str(&plan_json)
+        let stored: PlanInput = serde_json::from_str(&plan_json)
             .map_err(|e| anyhow::anyhow!("the plan stored with run {run_id} is unreadable: {e}"))?;
-        input.results_dir = a.results.results.clone();
-        input.store = a.results.store.clone();
-        input.keep_datadir = a.keep_datadir;
-        input.no_report = a.no_report;
-        if a.port.is_some() {
-            input.port = a.port;
-        }
-        let plan = Plan::build(input).map_err(anyhow::Error::msg)?;
+        let plan = Plan::build(stored.resumed_with(&input)).map_err(anyhow::Error::msg)?;
         return crate::orchestrate::resume(&plan, run_id);
     }
-    let mut input = a.plan_input(command_line);
     if let Some(path) = &a.plan {
         let file = crate::plan::file::read(path).map_err(anyhow::Error::msg)?;
         let dir = path.parent().unwrap_or(std::path::Path::new("."));

@@ -110,7 +110,7 @@ fn a_system_and_an_installed_version_compare_end_to_end() {
 fn a_named_config_and_own_settings_are_in_effect_on_the_server() {
     let dir = server_tempdir();
     let plan = Plan::build(PlanInput {
-        suite: "sysbench".into(),
+        suite: Some("sysbench".into()),
         profile: "quick".into(),
         targets: vec!["pg@system+sync0_comp1_fpi0:work_mem=3MB".into()],
         settings: vec!["maintenance_work_mem=70MB".into()],

@@ -26,63 +26,48 @@
 //! set = { io_method = "worker", io_workers = 4 }
 //! ```
 //!
+//! Every option of `tidemark run` is a key here, named as its long flag
+//! with `_` for `-` (`cpu_profile = true`; repeatable flags are lists:
+//! `workload_params = ["scale=10"]`): both read the one definition,
+//! [`PlanInput`]. The profile's knobs go in `[params]`, settings in `set`,
+//! targets in `[[target]]`.
 //! Any target the command line takes works here (`mariadb@system+z12a`,
 //! `mysql@/opt/mysql-8.4.7+bl1_sync1_dwDO`, `sqlite:bench.db+wal`).
 //! Values given on the command line win over the file; targets come from
 //! one place only. Config files a target names (`+./my.conf`) and relative
 //! SQLite database paths are relative to the plan file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Deserialize;
-
+use super::PlanInput;
 use super::target::{join_target_settings, split_target_settings};
-use super::{Overrides, PlanInput};
 use crate::server::postgres::named::{is_config_path, relative_to, scalar_text};
 
-/// A plan file as written.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A plan file as read: the options it gives and the keys it wrote them
+/// under (so that only those are merged).
+#[derive(Clone, Debug, Default)]
 pub struct PlanFile {
-    pub suite: Option<String>,
-    pub profile: Option<String>,
-    pub sizing: Option<String>,
-    /// With `sizing = "io-bound"`: the server's memory (`"256MiB"`).
-    pub server_memory: Option<String>,
-    pub tests: Option<Vec<String>>,
-    pub repeat: Option<u32>,
-    pub settle_secs: Option<f64>,
-    /// `steps` or `servers`.
-    pub interleave: Option<String>,
-    /// The report's minimum effect (`0.03`, `"3%"`).
-    pub min_effect: Option<String>,
-    /// CPU lists (`"1"`, `"0-1"`).
-    pub server_cpus: Option<String>,
-    pub client_cpus: Option<String>,
-    pub config_set: Option<String>,
-    /// Settings for every managed target.
-    pub set: Option<toml::Table>,
-    pub pg_bindir: Option<PathBuf>,
-    /// Where `mariadb@system` / `mysql@system` look first (relative to the file).
-    pub mysql_basedir: Option<PathBuf>,
-    /// Connection character set of MySQL/MariaDB clients.
-    pub mysql_charset: Option<String>,
-    pub params: Option<Overrides>,
-    /// A workload file (relative to the plan file) or a shipped name;
-    /// the suite is then `workload`.
-    pub workload: Option<String>,
-    #[serde(default)]
-    pub target: Vec<TargetEntry>,
+    pub input: PlanInput,
+    keys: Vec<String>,
 }
 
-/// One `[[target]]`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetEntry {
-    pub spec: String,
-    /// Settings for this target alone.
-    pub set: Option<toml::Table>,
-}
+/// Keys of [`PlanInput`] a plan file writes in its own form, and how.
+const WRITTEN_OTHERWISE: [(&str, &str); 4] = [
+    ("targets", "as [[target]] tables with a spec"),
+    ("settings", "as set = { name = value }"),
+    ("results_dir", "on the command line (--results)"),
+    ("command_line", "nowhere: tidemark records it"),
+];
+
+/// Keys [`apply`] merges by hand rather than option by option.
+const MERGED_BY_HAND: [&str; 6] = [
+    "set",
+    "target",
+    "params",
+    "overrides",
+    "pg_bindir",
+    "mysql_basedir",
+];
 
 /// Reads and parses `path`; the error is one line naming the file, the
 /// line and the problem.
@@ -102,7 +87,7 @@ pub fn read(path: &Path) -> Result<PlanFile, String> {
 /// `plan_file`; a plan file may come from anyone, so no text may panic it.
 pub fn plan_from_text(text: &str, dir: &Path) -> Result<super::Plan, String> {
     let mut input = super::PlanInput {
-        suite: "sysbench".into(),
+        suite: Some("sysbench".into()),
         profile: "quick".into(),
         ..Default::default()
     };
@@ -110,18 +95,36 @@ pub fn plan_from_text(text: &str, dir: &Path) -> Result<super::Plan, String> {
     super::Plan::build(input)
 }
 
+/// The line (from 1) of `text` at byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
 /// Parses plan file text; the error gives the line.
 pub fn parse(text: &str) -> Result<PlanFile, String> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let located = |e: toml::de::Error| {
         let msg = e.message().replace('\n', " ");
-        match line {
-            Some(l) => format!("line {l}: {}", msg.trim()),
+        match e.span() {
+            Some(s) => format!("line {}: {}", line_of(text, s.start), msg.trim()),
             None => msg.trim().to_string(),
         }
-    })
+    };
+    let input: PlanInput = toml::from_str(text).map_err(located)?;
+    let table: toml::Table = toml::from_str(text).map_err(located)?;
+    let mut keys = Vec::new();
+    for key in table.keys().cloned() {
+        if let Some((_, how)) = WRITTEN_OTHERWISE.iter().find(|(k, _)| *k == key) {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key.as_str()))
+                .map_or(0, |i| i + 1);
+            return Err(format!(
+                "line {line}: {key} is written {how} in a plan file"
+            ));
+        }
+        keys.push(key);
+    }
+    Ok(PlanFile { input, keys })
 }
 
 fn settings_text(table: &toml::Table, whose: &str) -> Result<Vec<(String, String)>, String> {
@@ -136,66 +139,43 @@ fn settings_text(table: &toml::Table, whose: &str) -> Result<Vec<(String, String
 }
 
 /// Merges `file` (read from `dir`) into `input`; `given(id)` says whether
-/// the command line set that option (it then wins).
+/// the command line set that option (it then wins). Every option the file
+/// wrote is taken as written, by the one definition both share
+/// ([`PlanInput`]); paths are relative to the file, `[params]` fills the
+/// knobs the command line left out, `set` comes before `-c`, and targets
+/// come from one place only.
 pub fn apply(
     file: PlanFile,
     dir: &Path,
     input: &mut PlanInput,
     given: &dyn Fn(&str) -> bool,
 ) -> Result<(), String> {
-    macro_rules! take {
-        ($field:ident, $id:literal) => {
-            if let Some(v) = file.$field
-                && !given($id)
-            {
-                input.$field = v.into();
-            }
-        };
-    }
-    let file_names_suite = file.suite.is_some();
-    take!(suite, "suite");
-    take!(profile, "profile");
-    take!(sizing, "sizing");
-    if let Some(v) = file.server_memory
-        && !given("server_memory")
-    {
-        input.server_memory = Some(v);
-    }
-    take!(tests, "tests");
-    take!(repeat, "repeat");
-    take!(settle_secs, "settle_secs");
-    take!(interleave, "interleave");
-    take!(min_effect, "min_effect");
-    take!(server_cpus, "server_cpus");
-    take!(client_cpus, "client_cpus");
-    take!(config_set, "config_set");
-    if let Some(v) = file.pg_bindir
-        && !given("pg_bindir")
-    {
-        input.pg_bindir = Some(dir.join(v));
-    }
-    if let Some(v) = file.mysql_basedir
-        && !given("mysql_basedir")
-    {
-        input.mysql_basedir = Some(dir.join(v));
-    }
-    take!(mysql_charset, "mysql_charset");
-    if let Some(w) = file.workload
-        && !given("workload")
-    {
-        let shipped = crate::workload::file::SHIPPED.iter().any(|(n, _)| *n == w);
-        input.workload = Some(if shipped {
-            w
-        } else {
-            dir.join(w).to_string_lossy().into_owned()
-        });
-        if !file_names_suite && !given("suite") {
-            input.suite = "workload".into();
+    let wrote = |key: &str| file.keys.iter().any(|k| k == key) && !given(key);
+    let json = |i: &PlanInput| serde_json::to_value(i).map_err(|e| format!("plan file: {e}"));
+    let mut merged = json(input)?;
+    let from_file = json(&file.input)?;
+    for key in &file.keys {
+        if !MERGED_BY_HAND.contains(&key.as_str()) && !given(key) {
+            merged[key.as_str()] = from_file[key.as_str()].clone();
         }
     }
-    if let Some(params) = file.params {
-        input.overrides.fill_from(params);
+    let store = input.store.take();
+    *input = serde_json::from_value(merged).map_err(|e| format!("plan file: {e}"))?;
+    input.store = store;
+    let file = file.input;
+    if wrote("pg_bindir") {
+        input.pg_bindir = file.pg_bindir.map(|p| dir.join(p));
     }
+    if wrote("mysql_basedir") {
+        input.mysql_basedir = file.mysql_basedir.map(|p| dir.join(p));
+    }
+    if wrote("workload")
+        && let Some(w) = &input.workload
+        && !crate::workload::file::SHIPPED.iter().any(|(n, _)| n == w)
+    {
+        input.workload = Some(dir.join(w).to_string_lossy().into_owned());
+    }
+    input.overrides.fill_from(file.overrides);
     if let Some(set) = file.set {
         // The file's settings first, so -c on the command line wins.
         let mut settings: Vec<String> = settings_text(&set, "set")?
@@ -220,7 +200,7 @@ pub fn apply(
 
 /// A `[[target]]` in the command-line grammar, with a relative config file
 /// resolved against the plan file's directory.
-fn target_text(t: &TargetEntry, index: usize, dir: &Path) -> Result<String, String> {
+fn target_text(t: &super::input::TargetEntry, index: usize, dir: &Path) -> Result<String, String> {
     let whose = format!("target {} ({})", index + 1, t.spec);
     let (spec, mut own) = split_target_settings(&t.spec)?;
     let spec = match spec.split_once('+') {
@@ -271,14 +251,11 @@ set = { io_workers = 4, fsync = false }
 
     #[test]
     fn a_plan_file_names_a_workload_file() {
-        let mut input = PlanInput {
-            suite: "all".into(),
-            ..Default::default()
-        };
+        let mut input = PlanInput::default();
         let file = parse("workload = \"w/kv.toml\"\n").unwrap();
         apply(file, Path::new("/plans"), &mut input, &|_| false).unwrap();
         assert_eq!(
-            (input.suite.as_str(), input.workload.as_deref()),
+            (input.suite_name(), input.workload.as_deref()),
             ("workload", Some("/plans/w/kv.toml"))
         );
         let file = parse("workload = \"tpcb-like\"\n").unwrap();
@@ -296,7 +273,7 @@ set = { io_workers = 4, fsync = false }
         };
         apply(file, Path::new("/plans"), &mut input, &|id| id == "profile").unwrap();
         assert_eq!(input.profile, "small", "the command line wins");
-        assert_eq!(input.suite, "sysbench");
+        assert_eq!(input.suite.as_deref(), Some("sysbench"));
         assert_eq!(input.tests, ["point-query", "insert"]);
         assert_eq!((input.repeat, input.settle_secs), (Some(2), Some(3.0)));
         assert_eq!(
@@ -380,13 +357,50 @@ spec = "mysql@/opt/mysql-8.4.7:innodb_doublewrite=DETECT_ONLY"
             ]
         );
         input.profile = "quick".into();
-        input.suite = "sysbench".into();
+        input.suite = Some("sysbench".into());
         let plan = super::super::Plan::build(input).unwrap();
         assert!(matches!(
             &plan.targets[0].spec,
             crate::plan::TargetSpec::Sqlite { path, config } if path == Path::new("/plans/bench.db") && config.as_deref() == Some("wal-full")
         ));
         assert_eq!(plan.targets[2].spec.config(), Some("binlog"));
+    }
+
+    #[test]
+    fn every_run_option_is_a_plan_file_key() {
+        let text = "cpu_profile = true\nworkload_params = [\"scale=3\"]\nevents = 500\n\
+                    memory_limit = \"512MiB\"\nmin_effect = \"2%\"\npg_bindir = \"bin\"\n";
+        let mut input = PlanInput {
+            min_effect: Some("1%".into()),
+            profile: "quick".into(),
+            ..Default::default()
+        };
+        let given = |id: &str| id == "min_effect";
+        apply(parse(text).unwrap(), Path::new("/p"), &mut input, &given).unwrap();
+        assert!(input.cpu_profile);
+        assert_eq!(input.workload_params, ["scale=3"]);
+        assert_eq!(
+            (input.events, input.memory_limit.as_deref()),
+            (Some(500), Some("512MiB"))
+        );
+        assert_eq!(
+            input.min_effect.as_deref(),
+            Some("1%"),
+            "the command line wins"
+        );
+        assert_eq!(
+            input.pg_bindir,
+            Some("/p/bin".into()),
+            "relative to the file"
+        );
+        assert_eq!(input.profile, "quick", "what the file leaves out stays");
+        let e = parse("repeat = 2\ntargets = [\"pg@system\"]\n").unwrap_err();
+        assert_eq!(
+            e,
+            "line 2: targets is written as [[target]] tables with a spec in a plan file"
+        );
+        let e = parse("settings = [\"a=b\"]\n").unwrap_err();
+        assert!(e.contains("as set = { name = value }"), "{e}");
     }
 
     #[test]

@@ -134,7 +134,7 @@ mod tests {
 
     fn input(targets: &[&str]) -> PlanInput {
         PlanInput {
-            suite: "sysbench".into(),
+            suite: Some("sysbench".into()),
             profile: "quick".into(),
             results_dir: "r".into(),
             targets: targets.iter().map(|t| t.to_string()).collect(),
@@ -197,7 +197,7 @@ mod tests {
         i.cpu_profile = true;
         assert!(refusal(i).contains("cannot be combined"));
         let mut i = input(&["pg@system"]);
-        i.suite = "ibench".into();
+        i.suite = Some("ibench".into());
         assert!(refusal(i).contains("sysbench suite only"));
         let mut i = input(&["pg@system"]);
         i.events = Some(0);

@@ -5,6 +5,7 @@
 pub mod client_hosts;
 pub mod connections;
 pub mod file;
+mod input;
 pub mod interleave;
 mod profile;
 mod sets;
@@ -14,11 +15,10 @@ mod targets;
 mod workload_file;
 
 pub mod instructions;
+pub use input::{PlanInput, TargetEntry};
 pub use instructions::{CountedEvents, DEFAULT_INSTRUCTION_EVENTS};
 
 use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
 
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
@@ -103,76 +103,6 @@ pub struct Plan {
     pub client_hosts: Option<client_hosts::ClientHosts>,
 }
 
-/// Raw inputs of a plan, as the CLI and plan files collect them (and as
-/// the store keeps them for `--resume`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PlanInput {
-    pub suite: String,
-    pub profile: String,
-    pub targets: Vec<String>,
-    pub settings: Vec<String>,
-    pub tests: Vec<String>,
-    pub overrides: Overrides,
-    pub results_dir: PathBuf,
-    /// `--store`: a PostgreSQL results store instead of the directory's
-    /// results.db. Never stored with the run (it may hold a password).
-    #[serde(skip)]
-    pub store: Option<String>,
-    pub reuse_tables: bool,
-    pub drop_existing: bool,
-    pub pg_bindir: Option<PathBuf>,
-    pub mysql_basedir: Option<PathBuf>,
-    /// `None`: [`crate::db::mysql::DEFAULT_CHARSET`].
-    pub mysql_charset: Option<String>,
-    pub port: Option<u16>,
-    pub keep_datadir: bool,
-    /// Skip the report at the end of the run.
-    pub no_report: bool,
-    pub command_line: String,
-    /// `cached` or `io-bound` (empty: cached).
-    pub sizing: String,
-    /// Repetitions of the target sequence (`None`: 1).
-    pub repeat: Option<u32>,
-    /// Settle time between targets (`None`: the profile's).
-    pub settle_secs: Option<f64>,
-    /// `steps` or `servers` (`None`: [`interleave::Interleave::default_for`]).
-    pub interleave: Option<String>,
-    /// The end-of-run report's minimum effect (`None`: 3 %).
-    pub min_effect: Option<String>,
-    /// `--server-cpus` and `--client-cpus` as given.
-    pub server_cpus: Option<String>,
-    pub client_cpus: Option<String>,
-    /// A config set every target is expanded by (`pg-durability`).
-    pub config_set: Option<String>,
-    /// `--device` names, as given.
-    pub devices: Vec<String>,
-    /// `--cpu-profile`: profile the server during each step.
-    pub cpu_profile: bool,
-    /// `--memory-limit` as given (`512MiB`, `1GiB`, `96` MiB).
-    #[serde(default)]
-    pub memory_limit: Option<String>,
-    /// `--server-memory` as given: an IO-bound server's memory, from which
-    /// the posts' shape sizes the tables and the buffer pool.
-    #[serde(default)]
-    pub server_memory: Option<String>,
-    /// `--instructions`: count the server's instructions under Valgrind.
-    pub instructions: bool,
-    /// `--events`: events per step in that mode (`None`:
-    /// [`DEFAULT_INSTRUCTION_EVENTS`]).
-    pub events: Option<u64>,
-    /// `--workload`: a workload file's path or a shipped name (tpcb-like).
-    pub workload: Option<String>,
-    /// `--workload-param NAME=VALUE`: overrides of the file's params.
-    pub workload_params: Vec<String>,
-    /// `--max-tries`: overrides the file's retry rule.
-    pub max_tries: Option<u32>,
-    /// `--rate`: overrides the file's rate (transactions a second).
-    pub rate: Option<f64>,
-    /// `--client-hosts` as given.
-    pub client_hosts: Option<String>,
-}
-
 /// Parses `--memory-limit`: a size in MiB (`96`), or with a unit (`96MiB`,
 /// `1GiB`, `512M`, `2G`); at least 16 MiB.
 pub fn parse_memory_limit(text: &str) -> Result<u64, String> {
@@ -233,8 +163,11 @@ impl Plan {
     /// Validates the inputs; the error is one line naming the fix.
     pub fn build(input: PlanInput) -> Result<Plan, String> {
         let kept = input.clone();
-        let suite = Suite::parse(&input.suite)?;
-        let profile = Profile::parse(&input.profile)?;
+        let suite = Suite::parse(input.suite_name())?;
+        let profile = Profile::parse(match input.profile.as_str() {
+            "" => "quick",
+            p => p,
+        })?;
         let o = &input.overrides;
         let mut p = sysbench_params(profile, o)?;
         if input.instructions && o.table_size.is_none() {
@@ -254,10 +187,15 @@ impl Plan {
         }
         let tests = if !suite.runs_sysbench() {
             Vec::new()
-        } else if input.tests.is_empty() {
-            catalog::suite()
         } else {
-            catalog::select(&input.tests)?
+            let named: Vec<String> = (input.tests.iter())
+                .filter(|t| !t.trim().is_empty())
+                .cloned()
+                .collect();
+            match named.is_empty() {
+                true => catalog::suite(),
+                false => catalog::select(&named)?,
+            }
         };
         if input.reuse_tables && input.drop_existing {
             return Err(
@@ -458,7 +396,7 @@ mod tests {
 
     pub(super) fn input() -> PlanInput {
         PlanInput {
-            suite: "sysbench".into(),
+            suite: Some("sysbench".into()),
             profile: "quick".into(),
             results_dir: "r".into(),
             ..Default::default()
@@ -485,7 +423,7 @@ mod tests {
         assert_eq!(p.sizing.server_memory_bytes, Some(256 << 20));
         // Given rows win; the Insert Benchmark's follow the posts' X:Y:Z.
         i.overrides.table_size = Some(1_000_000);
-        i.suite = "all".into();
+        i.suite = Some("all".into());
         let p = Plan::build(i.clone()).unwrap();
         assert_eq!(p.sysbench.table_size, 1_000_000);
         let q = &p.ibench;
@@ -548,7 +486,7 @@ mod tests {
                 "unknown sysbench test 'nope'",
             ),
             (
-                Box::new(|i| i.suite = "tpcc".into()),
+                Box::new(|i| i.suite = Some("tpcc".into())),
                 "unknown suite 'tpcc'",
             ),
             (
@@ -623,7 +561,7 @@ mod tests {
     #[test]
     fn ibench_profiles_carry_the_seeds_numbers_and_take_overrides() {
         let mut i = input();
-        i.suite = "ibench".into();
+        i.suite = Some("ibench".into());
         let p = Plan::build(i.clone()).unwrap();
         assert_eq!(p.suite, Suite::Ibench);
         assert!(p.tests.is_empty(), "no sysbench tests");
@@ -672,7 +610,7 @@ mod tests {
             }
         );
         let mut all = input();
-        all.suite = "all".into();
+        all.suite = Some("all".into());
         let p = Plan::build(all).unwrap();
         assert!(p.suite.runs_sysbench() && p.suite.runs_ibench());
         assert_eq!(p.tests.len(), 38);
@@ -706,7 +644,7 @@ mod tests {
             ),
             (
                 Box::new(|i| {
-                    i.suite = "sysbench".into();
+                    i.suite = Some("sysbench".into());
                     i.profile = "cpu-bound".into()
                 }),
                 "profile cpu-bound is an Insert Benchmark profile",
@@ -714,7 +652,7 @@ mod tests {
         ];
         for (edit, want) in cases {
             let mut i = input();
-            i.suite = "ibench".into();
+            i.suite = Some("ibench".into());
             edit(&mut i);
             let e = Plan::build(i).unwrap_err();
             assert!(e.contains(want), "{e:?} should contain {want:?}");

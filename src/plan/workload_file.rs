@@ -61,7 +61,7 @@ mod tests {
 
     fn input(suite: &str, workload: Option<&str>, target: &str) -> PlanInput {
         PlanInput {
-            suite: suite.into(),
+            suite: Some(suite.into()),
             profile: "quick".into(),
             targets: vec![target.into()],
             workload: workload.map(str::to_string),
