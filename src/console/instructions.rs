@@ -58,5 +58,8 @@ pub fn summary(report: &Report) -> String {
     for sum in &s.summaries {
         let _ = writeln!(out, "  {}: {}", sum.label, sum.text);
     }
+    if let Some(note) = &s.uncounted_note {
+        let _ = writeln!(out, "  missing counts: {note}");
+    }
     out
 }

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// One function's costs in a dump.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -165,11 +166,41 @@ pub fn parse(text: &str) -> Result<Dump, String> {
     Ok(dump)
 }
 
-/// Reads and parses one file.
+/// How long [`read`] waits for a dump callgrind is still writing.
+const WRITE_WAIT: Duration = Duration::from_secs(30);
+
+/// Reads and parses one file once callgrind has finished writing it.
 pub fn read(path: &Path) -> Result<Dump, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    read_within(path, WRITE_WAIT)
+}
+
+/// Reads and parses one file, waiting up to `wait` while it is not whole:
+/// the file appears when callgrind starts writing a dump, and a reader that
+/// saw it appear (a reload's dump, awaited by its number) can otherwise
+/// parse half of it.
+fn read_within(path: &Path, wait: Duration) -> Result<Dump, String> {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if is_whole(&text) {
+            return parse(&text).map_err(|e| format!("{}: {e}", path.display()));
+        }
+        if start.elapsed() >= wait {
+            return Err(format!(
+                "{}: an incomplete dump (no closing `totals:` line after {} s)",
+                path.display(),
+                wait.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a dump's text is all there: callgrind ends every dump with its
+/// `totals:` line.
+fn is_whole(text: &str) -> bool {
+    (text.trim_end().lines().next_back()).is_some_and(|l| l.starts_with("totals:"))
 }
 
 /// The dump files of process `pid` in `dir` (`PREFIX.PID` for the one
@@ -236,6 +267,26 @@ mod tests {
     /// A real dump: one PostgreSQL 15 backend (Debian's binary) between two
     /// `SELECT pg_backend_pid()` markers.
     const MARKER_CYCLE: &str = include_str!("../../tests/fixtures/callgrind/pg15-marker-cycle.out");
+
+    #[test]
+    fn a_dump_is_read_once_callgrind_has_written_all_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("callgrind.out.24933.2");
+        let half = &MARKER_CYCLE[..MARKER_CYCLE.len() / 2];
+        std::fs::write(&path, half).unwrap();
+        let e = read_within(&path, Duration::from_millis(50)).unwrap_err();
+        assert!(e.contains("an incomplete dump"), "{e}");
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                std::fs::write(&path, MARKER_CYCLE).unwrap();
+            })
+        };
+        let d = read_within(&path, Duration::from_secs(10)).unwrap();
+        writer.join().unwrap();
+        assert_eq!(d.total_ir, 41013, "the whole dump, not the half first seen");
+    }
 
     #[test]
     fn real_dump_sums_to_its_totals_line() {

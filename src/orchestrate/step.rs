@@ -353,8 +353,16 @@ impl StepContext<'_> {
             Some(&host),
         )?;
         let line = describe(&result);
+        // What the user asked for and this step could not give.
+        let lost: String = ["instructions", "cpu_profile"]
+            .iter()
+            .filter_map(|k| {
+                let why = host.metrics.missing.get(*k)?;
+                Some(format!("  [no {}: {why}]", k.replace('_', " ")))
+            })
+            .collect();
         self.view.line(&format!(
-            "[{}/{}] {} {:<32} {}{}",
+            "[{}/{}] {} {:<32} {}{}{lost}",
             seq + 1,
             total,
             self.label,

@@ -76,6 +76,9 @@ pub struct InstructionSection {
     pub functions: Vec<FunctionTable>,
     /// Said when some functions are shown as addresses.
     pub symbols_note: Option<String>,
+    /// Said when some steps run under Valgrind have no count: how many,
+    /// and why the first one has none.
+    pub uncounted_note: Option<String>,
     pub min_effect: f64,
     pub read_floor: f64,
     pub write_floor: f64,
@@ -407,6 +410,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
         .filter(|r| r.name.contains("+0x"))
         .count();
     Some(InstructionSection {
+        uncounted_note: uncounted_note(columns),
         tests,
         summaries,
         functions,
@@ -420,6 +424,25 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
         read_floor: READ_FLOOR,
         write_floor: WRITE_FLOOR,
     })
+}
+
+/// How many selected steps ran under Valgrind but have no count, and the
+/// reason of the first; `None` when every one has its count.
+fn uncounted_note(columns: &[Column<'_>]) -> Option<String> {
+    let steps: Vec<&StepRecord> = (columns.iter())
+        .flat_map(|c| c.repetitions.iter().flat_map(|t| &t.steps))
+        .filter(|s| under_valgrind(s))
+        .collect();
+    let reasons: Vec<&String> = (steps.iter())
+        .filter_map(|s| s.host.as_ref()?.metrics.missing.get("instructions"))
+        .collect();
+    let first = reasons.first()?;
+    Some(format!(
+        "{} of {} steps run under Valgrind have no instruction count, so their cells rest \
+         on fewer repetitions (the first: {first})",
+        reasons.len(),
+        steps.len()
+    ))
 }
 
 /// Per function over every repetition of a test on one column: (self,

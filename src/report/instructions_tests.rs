@@ -160,3 +160,32 @@ fn a_planted_one_percent_is_slower_by_the_floor_and_named_by_its_function() {
         "{md}"
     );
 }
+
+#[test]
+fn a_step_whose_count_was_lost_is_said_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path()).unwrap();
+    let run = store.begin_run(&RunInfo::default()).unwrap();
+    let (info, result) = step();
+    let mut lost = counted(0, 0);
+    lost.instructions = None;
+    let why = "callgrind.out.7.2: an incomplete dump (no closing `totals:` line after 30 s)";
+    lost.metrics
+        .missing
+        .insert("instructions".into(), why.into());
+    for (pos, host) in [counted(44_000_000, 0), lost].iter().enumerate() {
+        let t = (store.add_target(run, pos as u32, &TargetInfo::default())).unwrap();
+        (store.write_step_with_host(t, 0, "", &info, &result, &[], Some(host))).unwrap();
+    }
+    store.finish_run(run, "finished").unwrap();
+    let report = crate::report::model_for_run(&store, run, 0.03).unwrap();
+    let note = (report.instructions.as_ref().unwrap().uncounted_note.clone()).unwrap();
+    assert!(
+        note.starts_with("1 of 2 steps run under Valgrind"),
+        "{note}"
+    );
+    assert!(note.ends_with(&format!("(the first: {why})")), "{note}");
+    let md = crate::report::render::markdown::render(&report);
+    assert!(md.contains("Missing counts: 1 of 2 steps"), "{md}");
+    assert!(crate::console::instructions::summary(&report).contains("missing counts: 1 of 2"));
+}

@@ -22,6 +22,9 @@ pub fn section(r: &Report) -> Option<Block> {
         ));
     }
     blocks.push(Block::Table(per_test(r, s)));
+    if let Some(note) = &s.uncounted_note {
+        blocks.push(Block::Legend(format!("Missing counts: {note}.")));
+    }
     if !s.functions.is_empty() {
         blocks.push(Block::Heading(
             "Functions whose instructions per query changed most".into(),
