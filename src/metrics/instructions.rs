@@ -62,12 +62,14 @@ pub fn latest_part(dir: &Path, prefix: &str, pid: u32) -> u32 {
         .unwrap_or(0)
 }
 
-/// The instructions of a dump less those of calls to `reload` in it (a
-/// configuration reload is the bracketing's cost, not the workload's).
-fn without(d: &Dump, reload: Option<&str>) -> u64 {
-    let r = reload
-        .and_then(|r| d.functions.get(r))
-        .map_or(0, |f| f.incl_ir);
+/// The instructions of a dump less those of calls to the functions
+/// `left_out` in it (a configuration reload is the bracketing's cost, not
+/// the workload's; see the server's lists of what it leaves out).
+fn without(d: &Dump, left_out: &[&str]) -> u64 {
+    let r: u64 = (left_out.iter())
+        .filter_map(|f| d.functions.get(*f))
+        .map(|f| f.incl_ir)
+        .sum();
     d.total_ir.saturating_sub(r)
 }
 
@@ -117,7 +119,7 @@ pub fn background_threads(
                 .iter()
                 .any(|(name, f)| name.starts_with(command) && f.self_ir > 0)
         });
-        let ir = parts_between(parts, after, upto, None);
+        let ir = parts_between(parts, after, upto, &[]);
         if !connection && ir > 0 {
             total += ir;
             counted += 1;
@@ -140,19 +142,20 @@ pub fn client_threads(
         .into_iter()
         .filter(|(_, parts)| parts.iter().any(|(_, d)| d.before(marker)))
         .map(|(thread, parts)| {
-            client_interval(&parts, marker, None).map_err(|e| format!("thread {thread}: {e}"))
+            client_interval(&parts, marker, &[]).map_err(|e| format!("thread {thread}: {e}"))
         })
         .collect()
 }
 
 /// A client backend's interval from its parts: the last three dumps on
 /// entering `marker` are the one before the calibration cycle, the one
-/// starting the interval and the one ending it. A configuration reload
-/// (function `reload`) inside it is left out.
+/// starting the interval and the one ending it. Calls of the functions
+/// `left_out` (a configuration reload, work that comes with time rather
+/// than with queries) are left out of the interval and of the cycle.
 pub fn client_interval(
     parts: &[(u32, Dump)],
     marker: &str,
-    reload: Option<&str>,
+    left_out: &[&str],
 ) -> Result<ClientCount, String> {
     let marks: Vec<usize> = parts
         .iter()
@@ -170,11 +173,11 @@ pub fn client_interval(
     let mut functions: HashMap<String, FnCost> = HashMap::new();
     let mut ir = 0u64;
     for (_, d) in &parts[b + 1..=c] {
-        ir += without(d, reload);
+        ir += without(d, left_out);
         add(&mut functions, &d.functions);
     }
-    if let Some(reload) = reload {
-        functions.remove(reload);
+    for f in left_out {
+        functions.remove(*f);
     }
     for (name, cost) in &cycle.functions {
         if let Some(f) = functions.get_mut(name) {
@@ -182,20 +185,21 @@ pub fn client_interval(
             f.incl_ir = f.incl_ir.saturating_sub(cost.incl_ir);
         }
     }
+    let cycle_ir = without(cycle, left_out);
     Ok(ClientCount {
-        ir: ir.saturating_sub(cycle.total_ir),
-        marker_ir: cycle.total_ir,
+        ir: ir.saturating_sub(cycle_ir),
+        marker_ir: cycle_ir,
         functions,
     })
 }
 
-/// Instructions in parts `(after, upto]` of one process, its reloads
-/// (function `reload`) left out.
-pub fn parts_between(parts: &[(u32, Dump)], after: u32, upto: u32, reload: Option<&str>) -> u64 {
+/// Instructions in parts `(after, upto]` of one process, calls of the
+/// functions `left_out` (its reloads) left out.
+pub fn parts_between(parts: &[(u32, Dump)], after: u32, upto: u32, left_out: &[&str]) -> u64 {
     parts
         .iter()
         .filter(|(n, _)| *n > after && *n <= upto)
-        .map(|(_, d)| without(d, reload))
+        .map(|(_, d)| without(d, left_out))
         .sum()
 }
 
@@ -294,14 +298,54 @@ mod tests {
                 dump(M, &[("query", 200, 200), ("ProcessConfigFile", 0, 0)]),
             ),
         ];
-        let c = client_interval(&parts, "pg_backend_pid", Some("ProcessConfigFile")).unwrap();
+        let c = client_interval(&parts, "pg_backend_pid", &["ProcessConfigFile"]).unwrap();
         assert_eq!(c.ir, 500);
         assert_eq!(c.marker_ir, 50);
         assert_eq!(c.functions["query"].self_ir, 500);
         assert_eq!(c.functions["marker"].self_ir, 0);
         let short = &parts[..2];
-        let e = client_interval(short, "pg_backend_pid", Some("ProcessConfigFile")).unwrap_err();
+        let e = client_interval(short, "pg_backend_pid", &["ProcessConfigFile"]).unwrap_err();
         assert!(e.starts_with("2 marker dump(s)"), "{e}");
+    }
+
+    #[test]
+    fn timed_work_is_left_out_of_the_interval_and_of_the_cycle() {
+        // The statistics flush landed in the cycle, one more wait for the
+        // client's message in the interval: neither counts.
+        let left_out = ["ProcessConfigFile", "secure_read", "pgstat_report_stat"];
+        let parts = vec![
+            (1, dump(M, &[("connect", 1000, 1000)])),
+            (2, dump(M, &[("marker", 50, 70), ("secure_read", 20, 20)])),
+            (
+                3,
+                dump(
+                    M,
+                    &[
+                        ("marker", 50, 21_570),
+                        ("secure_read", 20, 20),
+                        ("pgstat_report_stat", 900, 21_500),
+                        ("pgstat_relation_flush_cb", 20_600, 20_600),
+                    ],
+                ),
+            ),
+            (
+                4,
+                dump(
+                    M,
+                    &[
+                        ("query", 40_000, 40_000),
+                        ("secure_read", 200, 350),
+                        ("WaitEventSetWait", 150, 150),
+                    ],
+                ),
+            ),
+        ];
+        let c = client_interval(&parts, "pg_backend_pid", &left_out).unwrap();
+        assert_eq!((c.ir, c.marker_ir), (40_000 - 50, 50));
+        assert!(!c.functions.contains_key("secure_read"));
+        // Without leaving them out the count is off by both.
+        let all = client_interval(&parts, "pg_backend_pid", &[]).unwrap();
+        assert_eq!(all.ir, 40_350 - 21_570);
     }
 
     #[test]
@@ -335,7 +379,7 @@ mod tests {
             ],
         );
         assert_eq!(background_threads(&threads, 4, 9, "do_command("), (100, 1));
-        let c = client_interval(&threads[&8], "Item_func_row_count::val_int()", None).unwrap();
+        let c = client_interval(&threads[&8], "Item_func_row_count::val_int()", &[]).unwrap();
         assert_eq!((c.ir, c.marker_ir), (500, 30));
     }
 
@@ -347,7 +391,7 @@ mod tests {
             (3, dump(R, &[("a", 5, 5), ("ProcessConfigFile", 2, 4)])),
         ];
         // Part 3's reload (4 inclusive) is the bracketing's, not counted.
-        assert_eq!(parts_between(&parts, 1, 3, Some("ProcessConfigFile")), 13);
+        assert_eq!(parts_between(&parts, 1, 3, &["ProcessConfigFile"]), 13);
         let mut f = HashMap::new();
         for (i, n) in ["x", "y", "z"].iter().enumerate() {
             let i = i as u64;
