@@ -97,12 +97,18 @@ PLANTED = "tidemark_planted_work"
 # The planted function's inclusive instructions per statement, per target
 # label and step name, where callgrind's kept functions list it.
 cost = {}
+# Client instructions per statement per (label, step name, repetition): the
+# increase is the mean of the differences of the repetitions both sides
+# counted (each repetition draws its own keys, so only a pair compares
+# like with like; the cells' medians come from different repetitions).
+per_rep = {}
 for run in export["runs"]:
     for t in run["targets"]:
         for s in t["steps"]:
             i = s.get("instructions")
             if not i or not i["statements"]:
                 continue
+            per_rep[(t["label"], s["name"], t["repetition"])] = i["client_ir"] / i["statements"]
             for f in i["functions"]:
                 if f["name"] == PLANTED:
                     cost[(t["label"], s["name"])] = f["incl"] / i["statements"]
@@ -122,7 +128,10 @@ for col in range(1, len(labels)):
         base, cell = test["cells"][0], test["cells"][col]
         if not base or not cell or cell.get("relative") is None:
             continue
-        inc = cell["per_query"] - base["per_query"]
+        pairs = [per_rep[(label, test["name"], r)] - per_rep[(labels[0], test["name"], r)]
+                 for (l, n, r) in per_rep if l == label and n == test["name"]
+                 and (labels[0], n, r) in per_rep]
+        inc = sum(pairs) / len(pairs) if pairs else cell["per_query"] - base["per_query"]
         own = cost.get((label, test["name"]))
         shown = own if own is not None else typical
         share = shown / base["per_query"] if shown else 0
