@@ -330,7 +330,7 @@ impl StepContext<'_> {
             }
             None => {}
         }
-        self.store.write_step_with_host(
+        self.store.write_step(
             self.target_id,
             seq,
             &started_at,
