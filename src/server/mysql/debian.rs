@@ -9,10 +9,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::Flavor;
-use super::install::{MaInstalled, MaManifest, check_tree, installed_in, move_into_cache};
+use super::install::{Begun, MaInstalled, MaManifest, begin_install, check_tree, move_into_cache};
 use crate::server::package::{Scratch, fresh_dir};
 use crate::server::postgres::install::cache_root;
-use crate::server::process::ServerUser;
 
 /// The release the newer Debian suites carry in `package`, as (release,
 /// Debian version); `None` when no suite has it.
@@ -60,15 +59,13 @@ pub(super) fn install_debian_tree(
     let title = server.flavor.title();
     let main = server.packages[0];
     let root = &server.root;
-    if let Some(done) = installed_in(&root.join(release))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
+    let installing = format!(
         "installing {title} {release} with apt ({main} {debian_version}, a newer Debian suite)"
-    ));
+    );
+    let started = match begin_install(root, release, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let apt = PrivateApt::open(&cache_root())?;
     let entries = apt.library_closure_of(server.packages)?;
     let work = fresh_dir(root, "download")?;

@@ -131,6 +131,33 @@ pub(super) fn installed_in(dir: &Path) -> Result<Option<MaInstalled>> {
     }))
 }
 
+/// Where an install of one release stands before it downloads anything.
+pub(super) enum Begun {
+    /// The release is installed already: its tree.
+    Installed(MaInstalled),
+    /// The cache is ready for it; the install started then.
+    Started(std::time::Instant),
+}
+
+/// Begins installing `release` into `root`: its tree when one is there
+/// already; else the cache made ready (owned by the server account),
+/// `installing` said, and when that was.
+pub(super) fn begin_install(
+    root: &Path,
+    release: &str,
+    say: &mut dyn FnMut(&str),
+    installing: &str,
+) -> Result<Begun> {
+    if let Some(done) = installed_in(&root.join(release))? {
+        return Ok(Begun::Installed(done));
+    }
+    let user = ServerUser::detect("mysql")?;
+    crate::server::package::prepare_cache(root, &user)?;
+    let started = std::time::Instant::now();
+    say(installing);
+    Ok(Begun::Started(started))
+}
+
 /// Checks that the tree unpacked in `staging`, described by `manifest`,
 /// holds a working `flavor` server of the manifest's version; `what`
 /// names where the tree came from (`the Maven jar …`) in the errors.
@@ -284,15 +311,12 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         );
     }
     let root = mariadb_cache();
-    if let Some(done) = installed_in(&root.join(version))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
-        "installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})"
-    ));
+    let installing =
+        format!("installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})");
+    let started = match begin_install(&root, version, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let jar = maven::fetch_jar(GROUP, ARTIFACT, version)
         .with_context(|| format!("cannot install MariaDB {version}"))?;
     let staging = fresh_dir(&root, "staging")?;

