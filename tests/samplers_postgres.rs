@@ -20,7 +20,7 @@ use tidemark::db::{Connector, Dialect};
 use tidemark::metrics::devices::devices_for_path;
 use tidemark::metrics::sampler::{Sampler, SamplerConfig, SamplerOutput};
 use tidemark::metrics::summary::{HostSecond, Phase, averages};
-use tidemark::runner::{StepStatus, run_step};
+use tidemark::runner::{Schedule, StepStatus, run_step};
 use tidemark::workload::sysbench::{Sysbench, SysbenchParams, catalog, load};
 
 fn require(tool: &str) {
@@ -183,6 +183,7 @@ fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
         let running = scope.spawn(|| {
             run_step(
                 &plan,
+                Schedule::PLAIN,
                 &connector,
                 &|c| suite.client(&test, c),
                 &cancel,

@@ -14,7 +14,7 @@ use tidemark::db::mysql::MyConnector;
 use tidemark::db::{Conn, Connector, Dialect};
 use tidemark::metrics::server_counters::CounterSampler;
 use tidemark::record::{Phase, ServerCounters};
-use tidemark::runner::{StepResult, StepStatus, run_step};
+use tidemark::runner::{Schedule, StepResult, StepStatus, run_step};
 use tidemark::workload::sysbench::{Sysbench, catalog, load};
 
 /// Loads one 20 000-row table.
@@ -45,6 +45,7 @@ fn sampled_update_step(
         });
         run_step(
             &plan,
+            Schedule::PLAIN,
             connector,
             &|c| suite.client(&test, c),
             &cancel,

@@ -1,6 +1,7 @@
 //! A blocking client socket, TCP or unix, as the hand-written wire clients
 //! use it: one `write_all` per request, reads into the caller's buffer, and
-//! on unix sockets a `poll` before each read (see [`wait_readable`]).
+//! on unix sockets a `poll` before each read (see [`wait_readable`]); and
+//! [`Link`], the socket with the buffers both wire clients keep beside it.
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -8,6 +9,120 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
+
+use super::DbError;
+
+/// Initial size of a [`Link`]'s read buffer; it grows only for larger
+/// messages.
+const READ_BUF: usize = 64 * 1024;
+
+/// How a wire client words a lost connection (its error codes and texts).
+pub(crate) struct Lost {
+    /// A request on a connection an earlier error broke.
+    pub closed: fn() -> DbError,
+    /// A failed write.
+    pub write: fn(io::Error) -> DbError,
+    /// The server closed the connection.
+    pub ended: fn() -> DbError,
+    /// A failed read.
+    pub read: fn(io::Error) -> DbError,
+}
+
+/// A wire client's socket with its write buffer (one request, sent in one
+/// `write_all`), its read buffer (received bytes are `rbuf[rpos..rend]`,
+/// the rest is free space) and whether an error broke it. Both buffers are
+/// reused, so nothing is allocated per statement once warmed up.
+pub(crate) struct Link {
+    pub stream: Stream,
+    pub wbuf: Vec<u8>,
+    pub rbuf: Vec<u8>,
+    pub rpos: usize,
+    pub rend: usize,
+    /// Set by the first connection-level error; the client then sends
+    /// nothing more (not even its goodbye).
+    pub broken: bool,
+    lost: &'static Lost,
+}
+
+impl Link {
+    /// A link over `stream` whose errors `lost` words.
+    pub(crate) fn new(stream: Stream, lost: &'static Lost) -> Link {
+        Link {
+            stream,
+            wbuf: Vec::with_capacity(4096),
+            rbuf: vec![0; READ_BUF],
+            rpos: 0,
+            rend: 0,
+            broken: false,
+            lost,
+        }
+    }
+
+    /// Fails fast once the connection has been lost.
+    #[inline]
+    pub(crate) fn check_open(&self) -> Result<(), DbError> {
+        if self.broken {
+            return Err((self.lost.closed)());
+        }
+        Ok(())
+    }
+
+    /// Writes `wbuf` in one call.
+    #[inline]
+    pub(crate) fn send(&mut self) -> Result<(), DbError> {
+        self.stream.write_all(&self.wbuf).map_err(|e| {
+            self.broken = true;
+            (self.lost.write)(e)
+        })
+    }
+
+    /// One successful `read` into the free end of `rbuf` (retried on
+    /// EINTR); `ready`: the caller knows the socket is readable, so no
+    /// poll first ([`Stream::read_ready`]). End of stream or an error
+    /// marks the connection broken.
+    pub(crate) fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
+        match self.stream.read_some(&mut self.rbuf[self.rend..], ready) {
+            Ok(0) => {
+                self.broken = true;
+                Err((self.lost.ended)())
+            }
+            Ok(n) => {
+                self.rend += n;
+                Ok(())
+            }
+            Err(e) => {
+                self.broken = true;
+                Err((self.lost.read)(e))
+            }
+        }
+    }
+
+    /// Moves the received bytes not yet consumed to the front of `rbuf`.
+    pub(crate) fn compact(&mut self) {
+        self.rbuf.copy_within(self.rpos..self.rend, 0);
+        self.rend -= self.rpos;
+        self.rpos = 0;
+    }
+
+    /// One `read` of what has arrived, for an event loop that saw the
+    /// socket readable, after making room: an empty buffer starts again
+    /// at its front; one with less than 4 KiB free moves its bytes to the
+    /// front, and doubles if `too_full` says they still fill too much of
+    /// it.
+    pub(crate) fn read_arrived(&mut self, too_full: fn(&Link) -> bool) -> Result<(), DbError> {
+        if self.rpos == self.rend {
+            self.rpos = 0;
+            self.rend = 0;
+        } else if self.rbuf.len() - self.rend < 4096 {
+            self.compact();
+            if too_full(self) {
+                let want = self.rbuf.len() * 2;
+                self.rbuf.resize(want, 0);
+            }
+        }
+        self.read_some(true)
+    }
+}
 
 /// A connected socket to a database server.
 pub enum Stream {

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 
 use crate::record::step::{
-    Counts, RoleResult, SecondSample, StepResult, StepStatus, new_histogram,
+    Counts, RoleResult, SecondSample, StepResult, StepStatus, keep_error_sample, new_histogram,
 };
 use crate::store::shards::ShardReport;
 
@@ -57,9 +57,7 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
         }
         clients.extend(r.clients.iter().cloned());
         for e in &r.error_samples {
-            if error_samples.len() < 5 && !error_samples.contains(e) {
-                error_samples.push(e.clone());
-            }
+            keep_error_sample(&mut error_samples, e);
         }
         cpu += r.client_cpu_secs;
         secs = secs.max(r.secs);

@@ -23,7 +23,7 @@ use crate::db::{DbError, Dialect, ErrorKind};
 use crate::plan::Plan;
 use crate::plan::client_hosts::{ClientHosts, share};
 use crate::plan::target::TargetSpec;
-use crate::runner::{Progress, StepResult, run_roles_held, run_step_held};
+use crate::runner::{Progress, Schedule, StepResult, run_roles_held, run_step};
 use crate::store::Store;
 use crate::store::shards::ShardMember;
 use crate::workload::ibench::{self, Ibench, IbenchParams};
@@ -421,13 +421,17 @@ fn shard_step(
             };
             let mut plan = suite.step_plan(&test, &spec.label);
             plan.threads = count;
-            run_step_held(
+            let schedule = Schedule {
+                hold: &hold,
+                ..Schedule::PLAIN
+            };
+            run_step(
                 &plan,
+                schedule,
                 &connector,
                 &|client| suite.client(&test, first + client),
                 cancel,
                 &mut live,
-                &hold,
             )
             .map(|mut r| {
                 for c in &mut r.clients {

@@ -178,28 +178,15 @@ impl StepContext<'_> {
         plans: &[(String, String)],
         run: impl StepRun,
     ) -> anyhow::Result<StepResult> {
-        self.measure_with(seq, total, info, plans, run, &qps_line)
-    }
-
-    /// [`StepContext::measure`] with the step's line made by `describe`
-    /// (the cost still per statement).
-    pub fn measure_with(
-        &mut self,
-        seq: u32,
-        total: usize,
-        info: &StepInfo,
-        plans: &[(String, String)],
-        run: impl StepRun,
-        describe: &dyn Fn(&StepResult) -> StepLine,
-    ) -> anyhow::Result<StepResult> {
-        self.measure_per_op(seq, total, info, plans, run, describe, &|r| {
+        self.measure_per_op(seq, total, info, plans, run, &qps_line, &|r| {
             OpRates::queries(r.qps())
         })
     }
 
-    /// [`StepContext::measure_with`] with the step's hardware cost divided
-    /// by the rates `per_op` reads from its result: what one operation is
-    /// (a query, an inserted row, an indexed row) is the driver's to say.
+    /// [`StepContext::measure`] with the step's line made by `describe` and
+    /// its hardware cost divided by the rates `per_op` reads from its
+    /// result: what one operation is (a query, an inserted row, an indexed
+    /// row) is the driver's to say.
     /// A step whose clients cannot even start (the server is gone) is
     /// stored as failed with the reason, like one that fails midway.
     #[allow(clippy::too_many_arguments)]
@@ -343,7 +330,7 @@ impl StepContext<'_> {
             }
             None => {}
         }
-        self.store.write_step_with_host(
+        self.store.write_step(
             self.target_id,
             seq,
             &started_at,

@@ -17,7 +17,7 @@ use crate::db::{Conn, Connector};
 use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
 use crate::plan::client_hosts::ClientHosts;
-use crate::runner::{mux, run_step};
+use crate::runner::{Schedule, mux, run_step};
 use crate::server::valgrind::{Counting, Server};
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
@@ -315,6 +315,7 @@ impl PreparedTest {
             ),
             Engine::Threads => run_step(
                 step_plan,
+                Schedule::PLAIN,
                 conn,
                 &|client| suite.client(test, client),
                 cancel,

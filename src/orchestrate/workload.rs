@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::cancelled;
 use super::step::StepContext;
 use crate::plan::Plan;
-use crate::runner::{ClientWork, StepPlan, run_step_paced};
+use crate::runner::{ClientWork, Schedule, StepPlan, run_step};
 use crate::workload::file::client::{Compiled, Tally, WorkloadClient};
 use crate::workload::file::{Workload, load};
 use crate::workload::{Group, StepInfo};
@@ -111,8 +111,11 @@ fn load_and_measure(
                             .expect("bounds were checked when the file was read"),
                     )
                 };
-                let mut result =
-                    run_step_paced(&step_plan, rate_per_client, conn, &make, cancel, progress)?;
+                let schedule = Schedule {
+                    rate_per_client,
+                    ..Schedule::PLAIN
+                };
+                let mut result = run_step(&step_plan, schedule, conn, &make, cancel, progress)?;
                 // The tally, beside what the runner measured of a paced
                 // step's schedule.
                 let mut metrics = t.to_json(&c);

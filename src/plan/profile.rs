@@ -176,18 +176,12 @@ impl Profile {
                 postwrite_scale: 1.0,
                 seed: 1,
             },
+            // `small`'s durations and settings, with more tables and clients.
             Profile::Large | Profile::CpuBound | Profile::IoBound => SysbenchParams {
                 tables: 8,
                 table_size: 10_000_000,
                 threads: ThreadCounts::one(cores.max(2)),
-                mux_from: DEFAULT_MUX_FROM,
-                read_secs: 600.0,
-                write_secs: 900.0,
-                warmup_secs: 5.0,
-                slices: 0,
-                scan_warm_secs: 60.0,
-                postwrite_scale: 1.0,
-                seed: 1,
+                ..Profile::Small.sysbench()
             },
         }
     }

@@ -290,6 +290,18 @@ fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 { n as f64 / secs } else { 0.0 }
 }
 
+/// How many different error messages a thread, and a step merged from
+/// threads or shards, keeps in its `error_samples`.
+pub const MAX_ERROR_SAMPLES: usize = 5;
+
+/// Keeps `text` among `samples` unless they hold it already or are full
+/// ([`MAX_ERROR_SAMPLES`]): the first different messages are kept.
+pub fn keep_error_sample(samples: &mut Vec<String>, text: &str) {
+    if samples.len() < MAX_ERROR_SAMPLES && !samples.iter().any(|s| s == text) {
+        samples.push(text.to_string());
+    }
+}
+
 /// A new, empty latency histogram: 1 µs to 1 hour, 3 significant digits.
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")

@@ -95,7 +95,7 @@ fn a_planted_one_percent_is_slower_by_the_floor_and_named_by_its_function() {
             )
             .unwrap();
         store
-            .write_step_with_host(
+            .write_step(
                 t,
                 0,
                 "2026-11-27T09:00:01Z",

@@ -20,12 +20,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::pace::Pacer;
-use super::result::{ClientResult, new_histogram};
+use super::result::{ClientResult, keep_error_sample, new_histogram};
 use super::{ClientWork, thread_cpu_secs};
 use crate::db::{Conn, ErrorKind};
-
-/// Error messages kept per thread, so a broken step says why.
-pub(crate) const MAX_ERROR_SAMPLES: usize = 5;
 
 /// How long a gated thread sleeps before it looks at its gate again even if
 /// nobody woke it (a safety net; peers wake it when they make progress).
@@ -281,9 +278,7 @@ pub(crate) fn drive(
                     connection_lost = true;
                     fatal = Some(format!("connection lost: {text}"));
                 }
-                if samples.len() < MAX_ERROR_SAMPLES && !samples.contains(&text) {
-                    samples.push(text);
-                }
+                keep_error_sample(&mut samples, &text);
                 if connection_lost {
                     break;
                 }

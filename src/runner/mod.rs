@@ -5,14 +5,18 @@
 //!
 //! The runner does not know which workload it runs: a workload hands it one
 //! [`ClientWork`] per thread. Two step shapes share the same pieces:
-//! [`run_step`] (sysbench: N identical clients for a fixed duration) and
+//! [`run_step`] (sysbench: N identical clients for a fixed duration, a
+//! rate or a number of events, see [`Schedule`]) and
 //! [`run_roles`] (the Insert Benchmark: several roles per client, fixed work,
 //! open-loop rate limits, threads that wait on each other). Both drive each
 //! thread with the one event loop in `drive` (stop rules, [`pace::Pacer`],
-//! [`Gate`]) and watch it with the one once-a-second `monitor`. The
+//! [`Gate`]) and watch it with the one once-a-second `monitor`; they and
+//! `mux`'s event loops build their threads' counters, start gate, watch
+//! and join with `crew`. The
 //! per-event path takes no lock and does not allocate: counters are atomics
 //! owned by one thread each, histograms are thread-local.
 
+mod crew;
 mod drive;
 mod monitor;
 pub mod mux;
@@ -23,15 +27,16 @@ pub mod roles;
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex, OnceLock};
-use std::thread::{ScopedJoinHandle, Thread};
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
 pub use crate::db::Connector;
-use crate::db::{Conn, DbError, ErrorKind};
-use drive::{Counters, LoopRules, MAX_ERROR_SAMPLES, ThreadEnd, drive};
+use crate::db::{Conn, DbError};
+use crew::Crew;
 pub use drive::{Gate, Peers};
-use monitor::{ThreadSecond, Watch, monitor};
+use drive::{LoopRules, ThreadEnd, drive};
+use monitor::{ThreadSecond, Watch};
+use result::keep_error_sample;
 pub use result::{
     ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
@@ -71,139 +76,78 @@ pub struct StepPlan {
 
 pub use crate::record::Progress;
 
-/// Runs one step to its end (or until `cancel` is set) and returns what it
-/// measured. Fails only when clients cannot connect or prepare.
+/// How a thread-per-connection step's clients run besides their
+/// [`StepPlan`]: [`Schedule::PLAIN`] (as fast as they can, for the plan's
+/// duration, started at once) or with a rate, a fixed number of events or
+/// a held start.
+#[derive(Clone, Copy)]
+pub struct Schedule<'h> {
+    /// Each client's events started on an open-loop schedule of this many
+    /// a second, as pgbench's `--rate` does (`None`: as fast as it can).
+    pub rate_per_client: Option<f64>,
+    /// A fixed number of events instead of a duration: each client stops
+    /// after this many successful events, with no warm-up (a client that
+    /// wants one does it in [`ClientWork::prepare`]); the step's seconds
+    /// are the time it took. The instruction-count mode's steps (`run
+    /// --instructions`): under Valgrind a duration would measure very
+    /// different amounts of work.
+    pub events_per_client: Option<u64>,
+    /// The start waits, once every client is connected and prepared,
+    /// until this returns (a client shard waits there for the start its
+    /// coordinator publishes). If it fails, no client runs and the step
+    /// fails with its error.
+    pub hold: &'h dyn Fn() -> Result<(), DbError>,
+}
+
+impl Schedule<'static> {
+    /// As fast as the clients can, for the plan's duration, started as
+    /// soon as every client is ready.
+    pub const PLAIN: Schedule<'static> = Schedule {
+        rate_per_client: None,
+        events_per_client: None,
+        hold: &crew::no_hold,
+    };
+}
+
+/// Runs one step with a thread and a connection per client to its end
+/// (or until `cancel` is set) and returns what it measured. Fails only
+/// when clients cannot connect or prepare (or the start `hold` fails).
 pub fn run_step(
     plan: &StepPlan,
+    schedule: Schedule<'_>,
     connector: &dyn Connector,
     make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
-    run_step_full(
-        plan,
-        None,
-        None,
-        connector,
-        make_work,
-        cancel,
-        on_progress,
-        &|| Ok(()),
-    )
-}
-
-/// [`run_step`] with each client's events started on an open-loop
-/// schedule of `rate_per_client` events a second (`None`: as fast as it
-/// can), as pgbench's `--rate` does.
-pub fn run_step_paced(
-    plan: &StepPlan,
-    rate_per_client: Option<f64>,
-    connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<StepResult, DbError> {
-    let no_hold = || Ok(());
-    run_step_full(
-        plan,
+    let Schedule {
         rate_per_client,
-        None,
-        connector,
-        make_work,
-        cancel,
-        on_progress,
-        &no_hold,
-    )
-}
-
-/// [`run_step`] whose start waits, once every client is connected and
-/// prepared, until `hold` returns (a client shard waits there for the
-/// start its coordinator publishes). If `hold` fails, no client runs and
-/// the step fails with its error.
-pub fn run_step_held(
-    plan: &StepPlan,
-    connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    hold: &dyn Fn() -> Result<(), DbError>,
-) -> Result<StepResult, DbError> {
-    run_step_full(
-        plan,
-        None,
-        None,
-        connector,
-        make_work,
-        cancel,
-        on_progress,
+        events_per_client: quota,
         hold,
-    )
-}
-
-/// [`run_step_held`] that runs a fixed number of events instead of a
-/// duration: each client stops after `events_per_client` successful
-/// events, with no warm-up (a client that wants one does it in
-/// [`ClientWork::prepare`]); the step's seconds are the time it took. The
-/// instruction-count mode's steps (`run --instructions`): under Valgrind a
-/// duration would measure very different amounts of work.
-pub fn run_step_counted(
-    plan: &StepPlan,
-    events_per_client: u64,
-    connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    hold: &dyn Fn() -> Result<(), DbError>,
-) -> Result<StepResult, DbError> {
-    let plan = StepPlan {
-        warmup: Duration::ZERO,
-        ..plan.clone()
+    } = schedule;
+    let counted;
+    let plan = match quota {
+        Some(_) => {
+            counted = StepPlan {
+                warmup: Duration::ZERO,
+                ..plan.clone()
+            };
+            &counted
+        }
+        None => plan,
     };
-    run_step_full(
-        &plan,
-        None,
-        Some(events_per_client),
-        connector,
-        make_work,
-        cancel,
-        on_progress,
-        hold,
-    )
-}
-
-/// The step runner behind [`run_step`], [`run_step_paced`],
-/// [`run_step_held`] and [`run_step_counted`]: an optional per-client
-/// rate, an optional quota of events per client (then no deadline) and a
-/// start hold.
-#[allow(clippy::too_many_arguments)]
-fn run_step_full(
-    plan: &StepPlan,
-    rate_per_client: Option<f64>,
-    quota: Option<u64>,
-    connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    hold: &dyn Fn() -> Result<(), DbError>,
-) -> Result<StepResult, DbError> {
     let threads = plan.threads.max(1);
-    let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
-    let handles: Vec<OnceLock<Thread>> = (0..threads).map(|_| OnceLock::new()).collect();
-    let peers = Peers {
-        counters: &counters,
-        threads: &handles,
-    };
-    let start_gate = StartGate::after_ready(threads as usize);
+    let crew = Crew::new(threads as usize, true);
+    let peers = crew.peers();
     let ramp = ramp::ConnectRamp::for_host();
 
     std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(threads as usize);
         for client in 0..threads {
-            let (peers, start_gate, ramp) = (&peers, &start_gate, &ramp);
+            let (crew, peers, ramp) = (&crew, &peers, &ramp);
             let builder = std::thread::Builder::new().name(format!("client-{client}"));
             let join = builder
                 .spawn_scoped(scope, move || {
-                    let _ = peers.threads[client as usize].set(std::thread::current());
                     let setup = {
                         let _turn = ramp.admit();
                         connector.connect().and_then(|mut conn| {
@@ -212,7 +156,7 @@ fn run_step_full(
                             Ok((conn, work))
                         })
                     };
-                    let (mut conn, mut work, start) = start_gate.ready(setup)?;
+                    let (mut conn, mut work, start) = crew.ready(client as usize, setup)?;
                     let rules = LoopRules {
                         index: client as usize,
                         client,
@@ -240,11 +184,11 @@ fn run_step_full(
         let run = Coordinated {
             plan,
             clients: threads,
-            counters: &counters,
+            crew: &crew,
             cancel,
             quota,
         };
-        let start = start_gate.open_held_or_join(&mut joins, hold)?;
+        let start = crew.open(&mut joins, hold)?;
         run.finish(start, joins, on_progress)
     })
 }
@@ -255,8 +199,8 @@ pub(crate) struct Coordinated<'a> {
     pub plan: &'a StepPlan,
     /// Clients (connections) of the step.
     pub clients: u32,
-    /// One per spawned thread.
-    pub counters: &'a [Counters],
+    /// The step's threads.
+    pub crew: &'a Crew,
     pub cancel: &'a AtomicBool,
     /// Events per client when the step runs a fixed number of events
     /// (then it has no deadline and its seconds are the time it took).
@@ -275,7 +219,7 @@ impl Coordinated<'_> {
         let (plan, cancel) = (self.plan, self.cancel);
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
-        let quotas = vec![self.quota; self.counters.len()];
+        let quotas = vec![self.quota; joins.len()];
         let watch = Watch {
             label: &plan.label,
             start,
@@ -285,11 +229,7 @@ impl Coordinated<'_> {
             cancel,
             abort: None,
         };
-        let seconds = monitor(&watch, self.counters, on_progress);
-        let ends: Vec<ThreadEnd> = joins
-            .into_iter()
-            .filter_map(|h| h.join().expect("client thread panicked"))
-            .collect();
+        let (seconds, ends) = self.crew.watch_and_join(&watch, joins, on_progress);
         let stopped = match self.quota {
             Some(_) => Instant::now(),
             None => Instant::now().min(end),
@@ -306,18 +246,12 @@ impl Coordinated<'_> {
             }
             None => plan,
         };
-        let per_second = sum_seconds(&seconds, |_| true);
-        let retries = self
-            .counters
-            .iter()
-            .map(|c| c.retries.load(Ordering::Relaxed))
-            .sum();
         Ok(assemble(
             plan,
             self.clients,
             ends,
-            per_second,
-            retries,
+            sum_seconds(&seconds),
+            self.crew.retries(),
             measure_from,
             stopped,
             cancel,
@@ -325,131 +259,9 @@ impl Coordinated<'_> {
     }
 }
 
-/// The start barrier of a step: every thread connects and prepares, then
-/// all start together; if any failed, none runs and the step reports why.
-/// A sysbench step takes its start once the last thread is ready
-/// (connecting a thousand clients through the ramp takes a while), so it
-/// loses no measured time to its set-up; a multi-role step keeps the start
-/// it took when it began waiting (its schedule starts then).
-pub(crate) struct StartGate {
-    /// Take the start after every thread is ready.
-    start_after_ready: bool,
-    /// Every thread and the coordinator: set-up done.
-    barrier: Barrier,
-    /// The same again once the coordinator has set the start.
-    go: Barrier,
-    failed: AtomicBool,
-    error: Mutex<Option<DbError>>,
-    start: Mutex<Option<Instant>>,
-}
-
-impl StartGate {
-    /// A gate for `threads` whose start is taken when the coordinator
-    /// arrives (multi-role steps).
-    pub(crate) fn new(threads: usize) -> StartGate {
-        StartGate {
-            start_after_ready: false,
-            barrier: Barrier::new(threads + 1),
-            go: Barrier::new(threads + 1),
-            failed: AtomicBool::new(false),
-            error: Mutex::new(None),
-            start: Mutex::new(None),
-        }
-    }
-
-    /// A gate for `threads` whose start is taken once all are ready
-    /// (sysbench steps, thread per connection or event loops).
-    pub(crate) fn after_ready(threads: usize) -> StartGate {
-        StartGate {
-            start_after_ready: true,
-            ..StartGate::new(threads)
-        }
-    }
-
-    /// Called by a thread once its setup is done; returns its connection
-    /// and work and the step's start, or `None` if some thread failed.
-    pub(crate) fn ready<C, W>(&self, setup: Result<(C, W), DbError>) -> Option<(C, W, Instant)> {
-        let (conn, work) = match setup {
-            Ok(v) => v,
-            Err(e) => {
-                self.failed.store(true, Ordering::SeqCst);
-                self.error.lock().unwrap().get_or_insert(e);
-                self.barrier.wait();
-                self.go.wait();
-                return None;
-            }
-        };
-        self.barrier.wait();
-        self.go.wait();
-        if self.failed.load(Ordering::SeqCst) {
-            return None;
-        }
-        let start = self
-            .start
-            .lock()
-            .unwrap()
-            .expect("start is set before the barrier");
-        Some((conn, work, start))
-    }
-
-    /// Called by the coordinating thread: once every thread is ready,
-    /// waits for `hold` (a shard's published start; an error fails the
-    /// start as a thread's would), sets the start, releases the threads,
-    /// and fails if any could not start.
-    fn open_held(&self, hold: &dyn Fn() -> Result<(), DbError>) -> Result<Instant, DbError> {
-        if self.start_after_ready {
-            self.barrier.wait();
-        }
-        if !self.failed.load(Ordering::SeqCst)
-            && let Err(e) = hold()
-        {
-            self.failed.store(true, Ordering::SeqCst);
-            self.error.lock().unwrap().get_or_insert(e);
-        }
-        let start = Instant::now();
-        *self.start.lock().unwrap() = Some(start);
-        if !self.start_after_ready {
-            self.barrier.wait();
-        }
-        self.go.wait();
-        if self.failed.load(Ordering::SeqCst) {
-            return Err(self.error.lock().unwrap().take().unwrap_or_else(|| {
-                DbError::new(ErrorKind::Other, "", "a client failed to start")
-            }));
-        }
-        Ok(start)
-    }
-
-    /// [`StartGate::open_held`]; if a thread could not start, first waits for
-    /// every thread in `joins` to end.
-    pub(crate) fn open_or_join<T>(
-        &self,
-        joins: &mut Vec<ScopedJoinHandle<'_, T>>,
-    ) -> Result<Instant, DbError> {
-        self.open_held_or_join(joins, &|| Ok(()))
-    }
-
-    /// [`StartGate::open_or_join`] with the start held by `hold`
-    /// ([`StartGate::open_held`]).
-    fn open_held_or_join<T>(
-        &self,
-        joins: &mut Vec<ScopedJoinHandle<'_, T>>,
-        hold: &dyn Fn() -> Result<(), DbError>,
-    ) -> Result<Instant, DbError> {
-        self.open_held(hold).inspect_err(|_| {
-            for j in joins.drain(..) {
-                let _ = j.join();
-            }
-        })
-    }
-}
-
-/// Sums the threads selected by `pick` into one [`SecondSample`] per second
-/// (maxima are maxima).
-pub(crate) fn sum_seconds(
-    seconds: &[Vec<ThreadSecond>],
-    pick: impl Fn(usize) -> bool,
-) -> Vec<SecondSample> {
+/// Sums every thread into one [`SecondSample`] per second (maxima are
+/// maxima).
+pub(crate) fn sum_seconds(seconds: &[Vec<ThreadSecond>]) -> Vec<SecondSample> {
     seconds
         .iter()
         .enumerate()
@@ -458,14 +270,34 @@ pub(crate) fn sum_seconds(
                 sec: sec as u32,
                 ..Default::default()
             };
-            for (i, t) in row.iter().enumerate().filter(|(i, _)| pick(*i)) {
-                let _ = i;
+            for t in row {
                 s.counts.add(&t.counts);
                 s.max_latency_us = s.max_latency_us.max(t.max_latency_us);
             }
             s
         })
         .collect()
+}
+
+/// How a step ended, and why when not well: failed for `fatal`'s reason,
+/// else interrupted by the user, else with errors or ok.
+pub(crate) fn step_status(
+    fatal: Option<String>,
+    interrupted: bool,
+    errors: u64,
+) -> (StepStatus, Option<String>) {
+    if let Some(f) = fatal {
+        (StepStatus::Failed, Some(f))
+    } else if interrupted {
+        (
+            StepStatus::Interrupted,
+            Some("interrupted by the user".to_string()),
+        )
+    } else if errors > 0 {
+        (StepStatus::Errors, None)
+    } else {
+        (StepStatus::Ok, None)
+    }
 }
 
 /// Merges the clients' results into the step result.
@@ -487,7 +319,10 @@ fn assemble(
     let mut error_samples: Vec<String> = Vec::new();
     let mut cpu = 0.0;
     let mut lost = 0;
-    let mut rows = 0;
+    let mut counts = Counts {
+        retries,
+        ..Counts::default()
+    };
     let threads_ended = ends.len();
     for e in ends {
         let _ = histogram.add(&e.histogram);
@@ -497,22 +332,19 @@ fn assemble(
             max_behind_us = max_behind_us.max(e.max_behind_us);
         }
         cpu += e.cpu_secs;
-        rows += e.rows;
+        counts.rows += e.rows;
         lost += usize::from(e.connection_lost);
-        for s in e.error_samples {
-            if error_samples.len() < MAX_ERROR_SAMPLES && !error_samples.contains(&s) {
-                error_samples.push(s);
-            }
+        for s in &e.error_samples {
+            keep_error_sample(&mut error_samples, s);
         }
         clients.push(e.result);
         clients.extend(e.more_clients);
     }
-    let totals = clients.iter().fold(SecondSample::default(), |mut t, c| {
-        t.counts.events += c.events;
-        t.counts.statements += c.statements;
-        t.counts.errors += c.errors;
-        t
-    });
+    for c in &clients {
+        counts.events += c.events;
+        counts.statements += c.statements;
+        counts.errors += c.errors;
+    }
     let interrupted = cancel.load(Ordering::Relaxed);
     let secs = if interrupted {
         stopped
@@ -521,36 +353,19 @@ fn assemble(
     } else {
         plan.duration.as_secs_f64()
     };
-    let (status, failure) = if lost == threads_ended && lost > 0 {
-        (
-            StepStatus::Failed,
-            Some(format!(
-                "every client lost its connection: {}",
-                error_samples.first().cloned().unwrap_or_default()
-            )),
+    let every_client_lost = (lost == threads_ended && lost > 0).then(|| {
+        format!(
+            "every client lost its connection: {}",
+            error_samples.first().cloned().unwrap_or_default()
         )
-    } else if interrupted {
-        (
-            StepStatus::Interrupted,
-            Some("interrupted by the user".to_string()),
-        )
-    } else if totals.counts.errors > 0 {
-        (StepStatus::Errors, None)
-    } else {
-        (StepStatus::Ok, None)
-    };
+    });
+    let (status, failure) = step_status(every_client_lost, interrupted, counts.errors);
     StepResult {
         status,
         failure,
         secs,
         threads,
-        counts: Counts {
-            events: totals.counts.events,
-            statements: totals.counts.statements,
-            rows,
-            errors: totals.counts.errors,
-            retries,
-        },
+        counts,
         error_samples,
         histogram,
         per_second,

@@ -20,14 +20,13 @@
 //! the loop's atomics (the once-a-second monitor reads them).
 
 use std::os::fd::RawFd;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::Thread;
 use std::time::Instant;
 
-use super::drive::{Counters, MAX_ERROR_SAMPLES, ThreadEnd};
-use super::result::{ClientResult, new_histogram};
-use super::{Coordinated, Peers, StartGate, StepPlan, StepResult, thread_cpu_secs};
+use super::crew::{Crew, no_hold};
+use super::drive::{Counters, ThreadEnd};
+use super::result::{ClientResult, keep_error_sample, new_histogram};
+use super::{Coordinated, StepPlan, StepResult, thread_cpu_secs};
 use crate::db::{Conn, Connector, DbError, ErrorKind, MuxConn, Param, StmtId};
 use crate::record::Progress;
 
@@ -115,17 +114,11 @@ pub fn run_step_mux(
 ) -> Result<StepResult, DbError> {
     let clients = plan.threads.max(1);
     let loops = loops.clamp(1, clients);
-    let counters: Vec<Counters> = (0..loops).map(|_| Counters::default()).collect();
-    let handles: Vec<OnceLock<Thread>> = (0..loops).map(|_| OnceLock::new()).collect();
-    let peers = Peers {
-        counters: &counters,
-        threads: &handles,
-    };
-    let start_gate = StartGate::after_ready(loops as usize);
+    let crew = Crew::new(loops as usize, true);
     std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(loops as usize);
         for l in 0..loops {
-            let (peers, start_gate) = (&peers, &start_gate);
+            let crew = &crew;
             let join = std::thread::Builder::new()
                 .name(format!("client-loop-{l}"))
                 .spawn_scoped(scope, move || {
@@ -134,9 +127,9 @@ pub fn run_step_mux(
                         .map(|client| open_slot(connector, make_work, client))
                         .collect::<Result<Vec<Slot>, DbError>>()
                         .map(|s| (s, ()));
-                    let (mut slots, (), start) = start_gate.ready(setup)?;
+                    let (mut slots, (), start) = crew.ready(l as usize, setup)?;
                     let rules = Rules {
-                        counters: &peers.counters[l as usize],
+                        counters: crew.counters(l as usize),
                         measure_from: start + plan.warmup,
                         deadline: start + plan.warmup + plan.duration,
                         cancel,
@@ -149,11 +142,11 @@ pub fn run_step_mux(
         let run = Coordinated {
             plan,
             clients,
-            counters: &counters,
+            crew: &crew,
             cancel,
             quota: None,
         };
-        run.finish(start_gate.open_or_join(&mut joins)?, joins, on_progress)
+        run.finish(crew.open(&mut joins, &no_hold)?, joins, on_progress)
     })
 }
 
@@ -222,10 +215,7 @@ fn failed(s: &mut Slot, e: DbError, c: &Counters, measured: bool, tally: &mut Ta
         } else {
             c.errors.fetch_add(1, Ordering::Relaxed);
             s.result.errors += 1;
-            let text = e.to_string();
-            if tally.samples.len() < MAX_ERROR_SAMPLES && !tally.samples.contains(&text) {
-                tally.samples.push(text);
-            }
+            keep_error_sample(&mut tally.samples, &e.to_string());
         }
     }
     lost

@@ -9,18 +9,18 @@
 //! thread cannot go on (connection lost, error storm): then every thread
 //! stops, and the step is reported failed with what was measured so far.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::Thread;
 use std::time::Instant;
 
-use super::drive::{Counters, Gate, LoopRules, MAX_ERROR_SAMPLES, Peers, ThreadEnd, drive};
-use super::monitor::{ThreadSecond, Watch, monitor};
+use super::crew::{Crew, no_hold};
+use super::drive::{Gate, LoopRules, ThreadEnd, drive};
+use super::monitor::{ThreadSecond, Watch};
 use super::pace::Pacer;
 use super::result::{
-    ClientResult, Counts, RoleClient, RoleResult, RoleSecond, StepResult, StepStatus, new_histogram,
+    ClientResult, Counts, RoleClient, RoleResult, RoleSecond, StepResult, keep_error_sample,
+    new_histogram,
 };
-use super::{ClientWork, Progress, StartGate, sum_seconds};
+use super::{ClientWork, Progress, step_status, sum_seconds};
 use crate::db::{Connector, DbError};
 
 /// One thread of a multi-role step.
@@ -121,16 +121,9 @@ fn run_roles_inner(
             wakes: t.wakes,
         });
     }
-    let counters: Vec<Counters> = (0..n).map(|_| Counters::default()).collect();
-    let handles: Vec<OnceLock<Thread>> = (0..n).map(|_| OnceLock::new()).collect();
-    let peers = Peers {
-        counters: &counters,
-        threads: &handles,
-    };
-    let start_gate = match hold {
-        Some(_) => StartGate::after_ready(n),
-        None => StartGate::new(n),
-    };
+    // Held, the start is taken after the hold, once every thread is ready.
+    let crew = Crew::new(n, hold.is_some());
+    let peers = crew.peers();
     let abort = AtomicBool::new(false);
     let roles = &plan.roles;
     let storm_limit = plan.storm_limit.max(1);
@@ -138,17 +131,16 @@ fn run_roles_inner(
     let (start, ends, seconds) = std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(n);
         for (index, mut work) in works.into_iter().enumerate() {
-            let (peers, start_gate, abort, spec) = (&peers, &start_gate, &abort, &specs[index]);
+            let (crew, peers, abort, spec) = (&crew, &peers, &abort, &specs[index]);
             let name = connection_name(&roles[spec.role], spec.client);
             let join = std::thread::Builder::new()
                 .name(name.clone())
                 .spawn_scoped(scope, move || {
-                    let _ = peers.threads[index].set(std::thread::current());
                     let setup = connector.connect_as(&name).and_then(|mut conn| {
                         work.prepare(conn.as_mut())?;
                         Ok((conn, work))
                     });
-                    let (mut conn, mut work, start) = start_gate.ready(setup)?;
+                    let (mut conn, mut work, start) = crew.ready(index, setup)?;
                     let rules = LoopRules {
                         index,
                         client: spec.client,
@@ -169,7 +161,7 @@ fn run_roles_inner(
                 .expect("spawning a role thread");
             joins.push(join);
         }
-        let start = start_gate.open_held_or_join(&mut joins, hold.unwrap_or(&|| Ok(())))?;
+        let start = crew.open(&mut joins, hold.unwrap_or(&no_hold))?;
         let quotas: Vec<Option<u64>> = specs.iter().map(|s| s.quota).collect();
         let watch = Watch {
             label: &plan.label,
@@ -180,12 +172,7 @@ fn run_roles_inner(
             cancel,
             abort: Some(&abort),
         };
-        let seconds = monitor(&watch, &counters, on_progress);
-        let ends: Vec<ThreadEnd> = joins
-            .into_iter()
-            .map(|j| j.join().expect("role thread panicked"))
-            .collect::<Option<Vec<_>>>()
-            .expect("every thread that started returns its measurements");
+        let (seconds, ends) = crew.watch_and_join(&watch, joins, on_progress);
         Ok((start, ends, seconds))
     })?;
     let interrupted = cancel.load(Ordering::Relaxed);
@@ -270,9 +257,7 @@ fn assemble(
         });
         cpu += e.cpu_secs;
         for m in &e.error_samples {
-            if error_samples.len() < MAX_ERROR_SAMPLES && !error_samples.contains(m) {
-                error_samples.push(m.clone());
-            }
+            keep_error_sample(&mut error_samples, m);
         }
         // The client's share: its threads' totals; it finishes when its
         // last piece of fixed work is done.
@@ -316,27 +301,12 @@ fn assemble(
     for r in &mut role_results {
         r.per_second.sort_by_key(|p| (p.sec, p.client));
     }
-    let per_second = sum_seconds(seconds, |_| true);
-    let total = |f: fn(&RoleResult) -> u64| role_results.iter().map(f).sum::<u64>();
-    let (events, statements, rows, errors, retries) = (
-        total(|r| r.counts.events),
-        total(|r| r.counts.statements),
-        total(|r| r.counts.rows),
-        total(|r| r.counts.errors),
-        total(|r| r.counts.retries),
-    );
-    let (status, failure) = if let Some(f) = fatal {
-        (StepStatus::Failed, Some(f))
-    } else if interrupted {
-        (
-            StepStatus::Interrupted,
-            Some("interrupted by the user".to_string()),
-        )
-    } else if errors > 0 {
-        (StepStatus::Errors, None)
-    } else {
-        (StepStatus::Ok, None)
-    };
+    let per_second = sum_seconds(seconds);
+    let mut counts = Counts::default();
+    for r in &role_results {
+        counts.add(&r.counts);
+    }
+    let (status, failure) = step_status(fatal, interrupted, counts.errors);
     let histogram = role_results
         .get(primary_role)
         .map(|r| r.histogram.clone())
@@ -346,13 +316,7 @@ fn assemble(
         failure,
         secs,
         threads: specs.len() as u32,
-        counts: Counts {
-            events,
-            statements,
-            rows,
-            errors,
-            retries,
-        },
+        counts,
         error_samples,
         histogram,
         per_second,

@@ -81,7 +81,7 @@ use std::time::{Duration, Instant};
 use crate::db::{Conn, Connector, DbError, ErrorKind, first_value};
 use crate::metrics::instructions::{self, ClientCount};
 use crate::record::StepInstructions;
-use crate::runner::{ClientWork, Done, Progress, StepPlan, StepResult, run_step_counted};
+use crate::runner::{ClientWork, Done, Progress, Schedule, StepPlan, StepResult, run_step};
 
 /// The name callgrind's files start with.
 pub const OUT_PREFIX: &str = "callgrind.out";
@@ -551,15 +551,11 @@ impl Counting {
                 meeting: meeting.clone(),
             })
         };
-        let result = run_step_counted(
-            plan,
-            self.events_per_client,
-            connector,
-            &wrapped,
-            cancel,
-            on_progress,
-            &|| Ok(()),
-        )?;
+        let schedule = Schedule {
+            events_per_client: Some(self.events_per_client),
+            ..Schedule::PLAIN
+        };
+        let result = run_step(plan, schedule, connector, &wrapped, cancel, on_progress)?;
         let background = meeting.state.lock().expect("meeting").1.take();
         let count = (|| {
             let mut control = connector.connect().map_err(|e| e.to_string())?;

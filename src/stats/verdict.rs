@@ -130,20 +130,27 @@ impl VerdictCounts {
         self.higher + self.lower + self.no_difference
     }
 
+    /// The verdicts with a count, each with it, in the order a summary
+    /// names them: slower, faster, no difference, unknown, not verified.
+    pub fn nonzero_for_rate(&self) -> impl Iterator<Item = (Verdict, u32)> {
+        [
+            (Verdict::Lower, self.lower),
+            (Verdict::Higher, self.higher),
+            (Verdict::NoDifference, self.no_difference),
+            (Verdict::Unknown, self.unknown),
+            (Verdict::Unverified, self.unverified),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+    }
+
     /// `2 slower, 1 faster, 29 no difference` (zero counts left out, but
     /// never an empty phrase).
     pub fn phrase_for_rate(&self) -> String {
-        let parts: Vec<String> = [
-            (self.lower, "slower"),
-            (self.higher, "faster"),
-            (self.no_difference, "no difference"),
-            (self.unknown, "unknown"),
-            (self.unverified, NOT_VERIFIED),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, w)| format!("{n} {w}"))
-        .collect();
+        let parts: Vec<String> = self
+            .nonzero_for_rate()
+            .map(|(v, n)| format!("{n} {}", v.for_rate()))
+            .collect();
         if parts.is_empty() {
             "no cells".to_string()
         } else {

@@ -220,6 +220,7 @@ mod tests {
                     &step_info(seq),
                     &r,
                     &plans(seq),
+                    None,
                 )
                 .unwrap();
         }
@@ -263,7 +264,7 @@ mod tests {
             let mut r = step_result(0);
             r.threads = n;
             store
-                .write_step(t, seq, "2026-11-20T23:50:00Z", &info, &r, &[])
+                .write_step(t, seq, "2026-11-20T23:50:00Z", &info, &r, &[], None)
                 .unwrap();
         }
         let keys = store.measured_step_names(run, 0, 0).unwrap();

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::store::Store;
-use crate::store::tests::{plans, run_info, step_info, step_result, target};
+use crate::store::tests::{plans, run_info, step_info, step_result, target, write_sample_step};
 
 /// Samples with a disk in one row and not the other, a server, and a
 /// summary with some metrics missing.
@@ -117,27 +117,8 @@ fn samples_and_summary_round_trip_with_missing_values() {
     let host = sample_host();
     assert!(host.metrics.avg.as_ref().unwrap().disk.is_some());
     assert_eq!(host.metrics.datadir_bytes, None);
-    store
-        .write_step_with_host(
-            t,
-            0,
-            "2026-11-20T23:50:00Z",
-            &step_info(0),
-            &step_result(0),
-            &plans(0),
-            Some(&host),
-        )
-        .unwrap();
-    store
-        .write_step(
-            t,
-            1,
-            "2026-11-20T23:51:00Z",
-            &step_info(1),
-            &step_result(1),
-            &[],
-        )
-        .unwrap();
+    write_sample_step(&mut store, t, 0, &plans(0), Some(&host));
+    write_sample_step(&mut store, t, 1, &[], None);
     let loaded = store.load_run(run).unwrap();
     let steps = &loaded.targets[0].steps;
     assert_eq!(steps[0].host.as_ref(), Some(&host));
@@ -151,17 +132,7 @@ fn samples_and_summary_round_trip_with_missing_values() {
         cpu_profile: None,
         instructions: None,
     };
-    store
-        .write_step_with_host(
-            t,
-            2,
-            "2026-11-20T23:52:00Z",
-            &step_info(2),
-            &step_result(2),
-            &[],
-            Some(&empty),
-        )
-        .unwrap();
+    write_sample_step(&mut store, t, 2, &[], Some(&empty));
     let loaded = store.load_run(run).unwrap();
     assert_eq!(loaded.targets[0].steps[2].host.as_ref(), Some(&empty));
 }
@@ -206,7 +177,7 @@ fn a_database_from_before_the_samplers_migrates_and_keeps_its_steps() {
     assert!(loaded.targets[0].steps.iter().all(|s| s.host.is_none()));
     let t = loaded.targets[0].id;
     store
-        .write_step_with_host(
+        .write_step(
             t,
             3,
             "2026-11-20T23:53:00Z",
@@ -224,17 +195,7 @@ fn exports_carry_the_reference_columns() {
     let mut store = Store::open(dir.path()).unwrap();
     let run = store.begin_run(&run_info()).unwrap();
     let t = store.add_target(run, 0, &target(5)).unwrap();
-    store
-        .write_step_with_host(
-            t,
-            0,
-            "2026-11-20T23:50:00Z",
-            &step_info(0),
-            &step_result(0),
-            &[],
-            Some(&sample_host()),
-        )
-        .unwrap();
+    write_sample_step(&mut store, t, 0, &[], Some(&sample_host()));
     let mut out = Vec::new();
     crate::store::export_json(&store, Some(run), &mut out).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();

@@ -284,7 +284,7 @@ mod tests {
     use super::*;
     use crate::record::new_histogram;
     use crate::store::Store;
-    use crate::store::tests::{plans, run_info, step_info, step_result, target};
+    use crate::store::tests::{plans, run_info, step_info, step_result, target, write_sample_step};
 
     fn role(name: &str, paced: bool) -> RoleResult {
         let mut h = new_histogram();
@@ -353,19 +353,18 @@ mod tests {
         r.roles = vec![role("insert", true), role("query", false)];
         r.metrics = Some(json!({"ips": 200.0, "sla": {"failed": false}}));
         store
-            .write_step(t, 0, "2026-11-20T23:50:00Z", &step_info(0), &r, &plans(0))
-            .unwrap();
-        // A step without roles stores none.
-        store
             .write_step(
                 t,
-                1,
-                "2026-11-20T23:51:00Z",
-                &step_info(1),
-                &step_result(1),
-                &[],
+                0,
+                "2026-11-20T23:50:00Z",
+                &step_info(0),
+                &r,
+                &plans(0),
+                None,
             )
             .unwrap();
+        // A step without roles stores none.
+        write_sample_step(&mut store, t, 1, &[], None);
         let loaded = store.load_run(run).unwrap();
         let steps = &loaded.targets[0].steps;
         assert!(steps[1].roles.is_empty() && steps[1].metrics.is_none());

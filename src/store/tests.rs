@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::*;
 use crate::record::{
-    ClientResult, Counts, Group, SecondSample, StepInfo, StepResult, StepStatus, StorageFacts,
-    TargetInfo, new_histogram,
+    ClientResult, Counts, Group, SecondSample, StepHost, StepInfo, StepResult, StepStatus,
+    StorageFacts, TargetInfo, new_histogram,
 };
 
 pub(super) fn run_info() -> RunInfo {
@@ -127,23 +127,37 @@ pub(super) fn plans(i: u32) -> Vec<(String, String)> {
     ]
 }
 
+/// Writes sample step `seq` of target `t` (its [`step_info`] and
+/// [`step_result`], started at 23:5`seq`) with `plans` and `host`;
+/// returns its id.
+pub(super) fn write_sample_step(
+    store: &mut Store,
+    t: i64,
+    seq: u32,
+    plans: &[(String, String)],
+    host: Option<&StepHost>,
+) -> i64 {
+    let started = format!("2026-11-20T23:5{seq}:00Z");
+    store
+        .write_step(
+            t,
+            seq,
+            &started,
+            &step_info(seq),
+            &step_result(seq),
+            plans,
+            host,
+        )
+        .unwrap()
+}
+
 /// Writes a run with two targets of three steps each; returns its id.
 pub(super) fn write_sample_run(store: &mut Store) -> i64 {
     let run = store.begin_run(&run_info()).unwrap();
     for (pos, n) in [(0, 5), (1, 6)] {
         let t = store.add_target(run, pos, &target(n)).unwrap();
         for seq in 0..3 {
-            let started = format!("2026-11-20T23:5{seq}:00Z");
-            store
-                .write_step(
-                    t,
-                    seq,
-                    &started,
-                    &step_info(seq),
-                    &step_result(seq),
-                    &plans(seq),
-                )
-                .unwrap();
+            write_sample_step(store, t, seq, &plans(seq), None);
         }
         let failure = (n == 6).then_some("server died");
         let status = if n == 6 { "failed" } else { "finished" };
@@ -281,16 +295,7 @@ fn a_failed_step_write_leaves_nothing_behind() {
     let mut store = Store::open(dir.path()).unwrap();
     let run = store.begin_run(&run_info()).unwrap();
     let t = store.add_target(run, 0, &target(5)).unwrap();
-    store
-        .write_step(
-            t,
-            0,
-            "2026-11-20T23:50:00Z",
-            &step_info(0),
-            &step_result(0),
-            &plans(0),
-        )
-        .unwrap();
+    write_sample_step(&mut store, t, 0, &plans(0), None);
 
     // Make the last row of the step, a plan, violate a constraint: the
     // steps row, its seconds and its clients are already inserted by then.
@@ -314,6 +319,7 @@ fn a_failed_step_write_leaves_nothing_behind() {
             &step_info(1),
             &step_result(1),
             &bad_plans,
+            None,
         )
         .unwrap_err();
     assert!(
@@ -327,16 +333,7 @@ fn a_failed_step_write_leaves_nothing_behind() {
     assert_eq!(count(&store, "SELECT count(*) FROM step_plans"), 2);
 
     // The store is still usable, and the same seq can be written again.
-    store
-        .write_step(
-            t,
-            1,
-            "2026-11-20T23:51:00Z",
-            &step_info(1),
-            &step_result(1),
-            &plans(1),
-        )
-        .unwrap();
+    write_sample_step(&mut store, t, 1, &plans(1), None);
     let run = store.load_run(run).unwrap();
     assert_eq!(run.targets[0].steps.len(), 2);
 }
@@ -360,6 +357,7 @@ fn duplicate_plan_statements_keep_the_first() {
             &step_info(0),
             &step_result(0),
             &dup,
+            None,
         )
         .unwrap();
     let run = store.load_run(run).unwrap();
@@ -451,7 +449,15 @@ fn foreign_keys_cascade_and_non_numbers_do_not_lose_a_step() {
     result.client_cpu_secs = f64::NAN;
     result.secs = 0.0;
     store
-        .write_step(t, 0, "2026-11-20T23:50:00Z", &step_info(0), &result, &[])
+        .write_step(
+            t,
+            0,
+            "2026-11-20T23:50:00Z",
+            &step_info(0),
+            &result,
+            &[],
+            None,
+        )
         .unwrap();
     let loaded = store.load_run(run).unwrap();
     assert_eq!(loaded.targets[0].steps[0].client_cpu_secs, 0.0);

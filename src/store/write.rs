@@ -107,23 +107,11 @@ impl Store {
     ///
     /// `seq` is the step's execution order within the target (unique);
     /// `started_at` is RFC 3339 UTC; `plans` are (statement, plan text)
-    /// pairs, of which only the first for each statement text is kept.
-    pub fn write_step(
-        &mut self,
-        target_id: i64,
-        seq: u32,
-        started_at: &str,
-        info: &StepInfo,
-        result: &StepResult,
-        plans: &[(String, String)],
-    ) -> Result<i64> {
-        self.write_step_with_host(target_id, seq, started_at, info, result, plans, None)
-    }
-
-    /// [`Store::write_step`] with what the samplers measured during the
-    /// step (`host`), stored in the same transaction.
+    /// pairs, of which only the first for each statement text is kept;
+    /// `host` is what the samplers measured during the step (`None`: a
+    /// step run without them).
     #[allow(clippy::too_many_arguments)]
-    pub fn write_step_with_host(
+    pub fn write_step(
         &mut self,
         target_id: i64,
         seq: u32,

@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicBool;
 
 use tidemark::db::{Connector, Dialect};
-use tidemark::runner::{StepResult, StepStatus, run_step};
+use tidemark::runner::{Schedule, StepResult, StepStatus, run_step};
 use tidemark::workload::sysbench::catalog::{Kind, RangeSelects, TestDef};
 use tidemark::workload::sysbench::{Sysbench, SysbenchParams};
 
@@ -47,6 +47,7 @@ pub fn run_test(
     let plan = suite.step_plan(test, label);
     let r = run_step(
         &plan,
+        Schedule::PLAIN,
         connector,
         &|c| suite.client(test, c),
         &cancel,

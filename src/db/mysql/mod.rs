@@ -37,12 +37,42 @@ pub use url::{DEFAULT_CHARSET, MyConnectOptions, charset_names, check_charset, c
 use std::ops::Range;
 use std::time::Duration;
 
-use super::socket::Stream;
+use super::socket::{Link, Lost, Stream};
 use super::{Conn, Connector, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
 use wire::{COM_QUERY, COM_QUIT, COM_STMT_PREPARE, MORE_RESULTS, Payload, protocol_error};
 
-/// Initial size of the read buffer; it grows only for larger packets.
-const READ_BUF: usize = 64 * 1024;
+/// How this client words a lost connection: MySQL's client codes, 2006
+/// for a connection already gone, 2013 for one lost while reading.
+static LOST: Lost = Lost {
+    closed: || {
+        DbError::new(
+            ErrorKind::Connection,
+            "2006",
+            "connection is closed after an earlier connection error",
+        )
+    },
+    write: |e| {
+        DbError::new(
+            ErrorKind::Connection,
+            "2006",
+            format!("server has gone away: {e}"),
+        )
+    },
+    ended: || {
+        DbError::new(
+            ErrorKind::Connection,
+            "2013",
+            "lost connection to the server during a query",
+        )
+    },
+    read: |e| {
+        DbError::new(
+            ErrorKind::Connection,
+            "2013",
+            format!("lost connection to the server: {e}"),
+        )
+    },
+};
 
 /// A statement prepared on the server.
 struct Stmt {
@@ -54,16 +84,10 @@ struct Stmt {
 
 /// One connection to a MySQL or MariaDB server, driven by one thread.
 pub struct MyConn {
-    stream: Stream,
-    wbuf: Vec<u8>,
-    /// Received bytes are `rbuf[rpos..rend]`.
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    link: Link,
     /// Sequence id of the last packet read.
     seq: u8,
     stmts: Vec<Stmt>,
-    broken: bool,
     server_version: String,
     connection_id: u32,
     /// MariaDB sends result metadata of prepared statements only when it
@@ -125,23 +149,18 @@ impl MyConn {
         })?;
         stream.set_timeouts(timeout).map_err(DbError::io)?;
         let mut conn = MyConn {
-            stream,
-            wbuf: Vec::with_capacity(4096),
-            rbuf: vec![0; READ_BUF],
-            rpos: 0,
-            rend: 0,
+            link: Link::new(stream, &LOST),
             seq: 0,
             stmts: Vec::new(),
-            broken: false,
             server_version: String::new(),
             connection_id: 0,
             cache_metadata: false,
         };
         if let Err(e) = conn.login(opts, collation) {
-            conn.broken = true; // the server hangs up; no COM_QUIT
+            conn.link.broken = true; // the server hangs up; no COM_QUIT
             return Err(e);
         }
-        conn.stream.set_timeouts(None).map_err(DbError::io)?;
+        conn.link.stream.set_timeouts(None).map_err(DbError::io)?;
         let set_names = format!("SET NAMES {}", opts.charset);
         conn.execute_text(&set_names)?;
         Ok(conn)
@@ -149,10 +168,10 @@ impl MyConn {
 
     fn login(&mut self, opts: &MyConnectOptions, collation: u8) -> Result<(), DbError> {
         let range = self.next_packet()?;
-        if self.rbuf[range.start] == 0xFF {
-            return Err(wire::server_error(&self.rbuf[range]));
+        if self.link.rbuf[range.start] == 0xFF {
+            return Err(wire::server_error(&self.link.rbuf[range]));
         }
-        let hs = auth::parse_handshake(&self.rbuf[range])?;
+        let hs = auth::parse_handshake(&self.link.rbuf[range])?;
         self.server_version = hs.server_version.clone();
         self.connection_id = hs.connection_id;
         let password = opts.password.as_deref().unwrap_or("").as_bytes();
@@ -170,9 +189,9 @@ impl MyConn {
         }
         let mariadb_capabilities = hs.mariadb_capabilities & wire::MARIADB_CACHE_METADATA;
         self.cache_metadata = mariadb_capabilities != 0;
-        self.wbuf.clear();
+        self.link.wbuf.clear();
         auth::put_response(
-            &mut self.wbuf,
+            &mut self.link.wbuf,
             &auth::Response {
                 capabilities,
                 mariadb_capabilities,
@@ -183,12 +202,12 @@ impl MyConn {
                 plugin,
             },
         );
-        self.send()?;
+        self.link.send()?;
         let mut plugin = plugin.to_string();
         let mut nonce = hs.scramble.clone();
         loop {
             let range = self.next_packet()?;
-            let p = &self.rbuf[range];
+            let p = &self.link.rbuf[range];
             match p.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(wire::server_error(p)),
@@ -214,7 +233,7 @@ impl MyConn {
                     // Full authentication: the password in clear over the
                     // socket; over TCP encrypted with the server's RSA key,
                     // which it sends when asked (request 2).
-                    Some(4) if self.stream.is_unix() => {
+                    Some(4) if self.link.stream.is_unix() => {
                         let mut clear = password.to_vec();
                         clear.push(0);
                         self.send_auth_data(&clear)?;
@@ -233,37 +252,11 @@ impl MyConn {
 
     /// Sends raw authentication data as the next packet of the exchange.
     fn send_auth_data(&mut self, data: &[u8]) -> Result<(), DbError> {
-        self.wbuf.clear();
-        let at = wire::begin_packet(&mut self.wbuf, self.seq.wrapping_add(1));
-        self.wbuf.extend_from_slice(data);
-        wire::finish_packet(&mut self.wbuf, at);
-        self.send()
-    }
-
-    /// Fails fast once the connection has been lost.
-    #[inline]
-    fn check_open(&self) -> Result<(), DbError> {
-        if self.broken {
-            return Err(DbError::new(
-                ErrorKind::Connection,
-                "2006",
-                "connection is closed after an earlier connection error",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Writes `wbuf` in one call.
-    #[inline]
-    fn send(&mut self) -> Result<(), DbError> {
-        self.stream.write_all(&self.wbuf).map_err(|e| {
-            self.broken = true;
-            DbError::new(
-                ErrorKind::Connection,
-                "2006",
-                format!("server has gone away: {e}"),
-            )
-        })
+        self.link.wbuf.clear();
+        let at = wire::begin_packet(&mut self.link.wbuf, self.seq.wrapping_add(1));
+        self.link.wbuf.extend_from_slice(data);
+        wire::finish_packet(&mut self.link.wbuf, at);
+        self.link.send()
     }
 
     /// Returns the payload range (in `rbuf`) of the next packet, reading
@@ -278,22 +271,22 @@ impl MyConn {
                 b[at + 3],
             )
         };
-        let (mut len, seq) = header(&self.rbuf, self.rpos);
+        let (mut len, seq) = header(&self.link.rbuf, self.link.rpos);
         self.seq = seq;
         self.fill_to(4 + len)?;
         let mut total = len;
         while len == wire::MAX_PAYLOAD {
             self.fill_to(4 + total + 4)?;
-            (len, self.seq) = header(&self.rbuf, self.rpos + 4 + total);
+            (len, self.seq) = header(&self.link.rbuf, self.link.rpos + 4 + total);
             self.fill_to(4 + total + 4 + len)?;
             // Both fills may have moved the buffered bytes: index afresh.
-            let at = self.rpos + 4 + total;
-            self.rbuf.copy_within(at + 4..self.rend, at);
-            self.rend -= 4;
+            let at = self.link.rpos + 4 + total;
+            self.link.rbuf.copy_within(at + 4..self.link.rend, at);
+            self.link.rend -= 4;
             total += len;
         }
-        let start = self.rpos + 4;
-        self.rpos = start + total;
+        let start = self.link.rpos + 4;
+        self.link.rpos = start + total;
         Ok(start..start + total)
     }
 
@@ -301,47 +294,23 @@ impl MyConn {
     /// buffered to the front when it must, grows the buffer for large
     /// packets, and reads.
     fn fill_to(&mut self, need: usize) -> Result<(), DbError> {
-        while self.rend - self.rpos < need {
-            if self.rpos + need > self.rbuf.len() {
-                self.rbuf.copy_within(self.rpos..self.rend, 0);
-                self.rend -= self.rpos;
-                self.rpos = 0;
-                if need > self.rbuf.len() {
-                    self.rbuf.resize(need.next_power_of_two(), 0);
+        while self.link.rend - self.link.rpos < need {
+            if self.link.rpos + need > self.link.rbuf.len() {
+                self.link.compact();
+                if need > self.link.rbuf.len() {
+                    self.link.rbuf.resize(need.next_power_of_two(), 0);
                 }
             }
-            self.read_some(false)?;
+            self.link.read_some(false)?;
         }
         Ok(())
-    }
-
-    /// One successful `read` into the free end of `rbuf` (retried on
-    /// EINTR); `ready`: the caller knows the socket is readable, so no
-    /// poll first ([`Stream::read_ready`](crate::db::socket::Stream::read_ready)).
-    /// End of stream or an error marks the connection broken.
-    fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
-        let lost = |why: String| DbError::new(ErrorKind::Connection, "2013", why);
-        match self.stream.read_some(&mut self.rbuf[self.rend..], ready) {
-            Ok(0) => {
-                self.broken = true;
-                Err(lost("lost connection to the server during a query".into()))
-            }
-            Ok(n) => {
-                self.rend += n;
-                Ok(())
-            }
-            Err(e) => {
-                self.broken = true;
-                Err(lost(format!("lost connection to the server: {e}")))
-            }
-        }
     }
 
     /// Skips packets up to and including the next EOF packet.
     fn skip_to_eof(&mut self) -> Result<u16, DbError> {
         loop {
             let r = self.next_packet()?;
-            let p = &self.rbuf[r];
+            let p = &self.link.rbuf[r];
             if wire::is_eof(p) {
                 return Ok(wire::eof_status(p));
             }
@@ -359,7 +328,7 @@ impl MyConn {
         if let Err(e) = &r
             && e.kind == ErrorKind::Connection
         {
-            self.broken = true;
+            self.link.broken = true;
         }
         r
     }
@@ -369,7 +338,7 @@ impl MyConn {
         let mut count = 0;
         loop {
             let range = self.next_packet()?;
-            let p = &self.rbuf[range.clone()];
+            let p = &self.link.rbuf[range.clone()];
             let status = match p.first() {
                 Some(0x00) => {
                     let (affected, status) = wire::ok_packet(p)?;
@@ -397,7 +366,7 @@ impl MyConn {
                     }
                     loop {
                         let r = self.next_packet()?;
-                        let p = &self.rbuf[r];
+                        let p = &self.link.rbuf[r];
                         if wire::is_eof(p) {
                             break wire::eof_status(p);
                         }
@@ -420,7 +389,7 @@ impl MyConn {
     /// Reads the EOF packet after column definitions.
     fn skip_eof_packet(&mut self) -> Result<(), DbError> {
         let r = self.next_packet()?;
-        if wire::is_eof(&self.rbuf[r]) {
+        if wire::is_eof(&self.link.rbuf[r]) {
             Ok(())
         } else {
             Err(protocol_error("expected EOF after column definitions"))
@@ -428,10 +397,10 @@ impl MyConn {
     }
 
     fn send_query(&mut self, sql: &str) -> Result<(), DbError> {
-        self.check_open()?;
-        self.wbuf.clear();
-        wire::put_command(&mut self.wbuf, COM_QUERY, sql.as_bytes());
-        self.send()
+        self.link.check_open()?;
+        self.link.wbuf.clear();
+        wire::put_command(&mut self.link.wbuf, COM_QUERY, sql.as_bytes());
+        self.link.send()
     }
 }
 
@@ -441,12 +410,12 @@ impl Conn for MyConn {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        self.check_open()?;
-        self.wbuf.clear();
-        wire::put_command(&mut self.wbuf, COM_STMT_PREPARE, sql.as_bytes());
-        self.send()?;
+        self.link.check_open()?;
+        self.link.wbuf.clear();
+        wire::put_command(&mut self.link.wbuf, COM_STMT_PREPARE, sql.as_bytes());
+        self.link.send()?;
         let range = self.next_packet()?;
-        let p = &self.rbuf[range];
+        let p = &self.link.rbuf[range];
         if p.first() == Some(&0xFF) {
             return Err(wire::server_error(p));
         }
@@ -471,7 +440,7 @@ impl Conn for MyConn {
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
         self.put_stmt_execute(stmt, params)?;
-        self.send()?;
+        self.link.send()?;
         self.read_answer(None)
     }
 
@@ -494,7 +463,7 @@ impl MyConn {
     /// they changed).
     #[inline]
     fn put_stmt_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         let Some(st) = self.stmts.get_mut(stmt.0 as usize) else {
             return Err(DbError::new(
                 ErrorKind::Other,
@@ -521,8 +490,8 @@ impl MyConn {
             st.types.clear();
             st.types.extend(params.iter().map(wire::param_type));
         }
-        self.wbuf.clear();
-        wire::put_execute(&mut self.wbuf, st.id, params, !same);
+        self.link.wbuf.clear();
+        wire::put_execute(&mut self.link.wbuf, st.id, params, !same);
         Ok(())
     }
 }
@@ -530,10 +499,10 @@ impl MyConn {
 impl Drop for MyConn {
     /// Says goodbye with COM_QUIT, best-effort.
     fn drop(&mut self) {
-        if !self.broken {
-            self.wbuf.clear();
-            wire::put_command(&mut self.wbuf, COM_QUIT, &[]);
-            let _ = self.stream.write_all(&self.wbuf);
+        if !self.link.broken {
+            self.link.wbuf.clear();
+            wire::put_command(&mut self.link.wbuf, COM_QUIT, &[]);
+            let _ = self.link.stream.write_all(&self.link.wbuf);
         }
     }
 }

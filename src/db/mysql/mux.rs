@@ -42,7 +42,7 @@ impl MyConn {
     /// further results announced). True too where the blocking reader must
     /// take over (a split payload, an odd packet): it then reads the rest.
     fn answer_buffered(&self) -> bool {
-        let buf = &self.rbuf[self.rpos..self.rend];
+        let buf = &self.link.rbuf[self.link.rpos..self.link.rend];
         let mut at = 0;
         macro_rules! next {
             () => {
@@ -91,38 +91,22 @@ impl MyConn {
             }
         }
     }
-
-    /// One `read` of what has arrived, after making room.
-    fn read_once(&mut self) -> Result<(), DbError> {
-        if self.rpos == self.rend {
-            self.rpos = 0;
-            self.rend = 0;
-        } else if self.rbuf.len() - self.rend < 4096 {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if self.rbuf.len() - self.rend < 4096 {
-                let want = self.rbuf.len() * 2;
-                self.rbuf.resize(want, 0);
-            }
-        }
-        self.read_some(true)
-    }
 }
 
 impl MuxConn for MyConn {
     fn raw_fd(&self) -> RawFd {
-        self.stream.raw_fd()
+        self.link.stream.raw_fd()
     }
 
     fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
         self.put_stmt_execute(stmt, params)?;
-        self.send()
+        self.link.send()
     }
 
     fn on_readable(&mut self) -> Result<Option<u64>, DbError> {
-        self.check_open()?;
-        self.read_once()?;
+        self.link.check_open()?;
+        // Room for another 4 KiB at the end.
+        self.link.read_arrived(|l| l.rbuf.len() - l.rend < 4096)?;
         if !self.answer_buffered() {
             return Ok(None);
         }

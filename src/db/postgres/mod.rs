@@ -20,7 +20,7 @@ pub use hostile::decode_backend_stream;
 
 pub use url::PgConnectOptions;
 
-use super::socket::Stream;
+use super::socket::{Link, Lost, Stream};
 use super::{Conn, Connector, DbError, Dialect, ErrorKind, Param, StmtId, TextRows};
 use postgres_protocol::authentication::{md5_hash, sasl};
 use std::io;
@@ -28,8 +28,19 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
-/// Initial size of the read buffer; it grows only for larger messages.
-const READ_BUF: usize = 64 * 1024;
+/// How this client words a lost connection.
+static LOST: Lost = Lost {
+    closed: || {
+        DbError::new(
+            ErrorKind::Connection,
+            "",
+            "connection is closed after an earlier connection error",
+        )
+    },
+    write: DbError::io,
+    ended: || DbError::new(ErrorKind::Connection, "", "connection closed by the server"),
+    read: DbError::io,
+};
 /// Largest backend message we accept (PostgreSQL's own limit is 1 GiB).
 const MAX_MESSAGE: usize = 1 << 30;
 
@@ -48,14 +59,8 @@ struct Stmt {
 
 /// One connection to a PostgreSQL server, driven by one thread.
 pub struct PgConn {
-    stream: Stream,
-    wbuf: Vec<u8>,
-    /// Received bytes are `rbuf[rpos..rend]`; the rest is free space.
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    link: Link,
     stmts: Vec<Stmt>,
-    broken: bool,
     pid: i32,
     server_version: String,
     /// The statement in flight on the multiplexed path ([`mux`]): rows of
@@ -105,30 +110,25 @@ impl PgConn {
         let mut stream = stream.map_err(|e| cant(format!("cannot connect to {what}"), e))?;
         stream.set_timeouts(timeout).map_err(DbError::io)?;
         let mut conn = PgConn {
-            stream,
-            wbuf: Vec::with_capacity(4096),
-            rbuf: vec![0; READ_BUF],
-            rpos: 0,
-            rend: 0,
+            link: Link::new(stream, &LOST),
             stmts: Vec::new(),
-            broken: false,
             pid: 0,
             server_version: String::new(),
             mux_rows: 0,
             mux_err: None,
         };
         if let Err(e) = conn.startup(opts) {
-            conn.broken = true; // the server hangs up; no Terminate
+            conn.link.broken = true; // the server hangs up; no Terminate
             return Err(e);
         }
-        conn.stream.set_timeouts(None).map_err(DbError::io)?;
+        conn.link.stream.set_timeouts(None).map_err(DbError::io)?;
         Ok(conn)
     }
 
     fn startup(&mut self, opts: &PgConnectOptions) -> Result<(), DbError> {
-        self.wbuf.clear();
+        self.link.wbuf.clear();
         wire::put_startup(
-            &mut self.wbuf,
+            &mut self.link.wbuf,
             &[
                 ("user", &opts.user),
                 ("database", &opts.dbname),
@@ -136,11 +136,11 @@ impl PgConn {
                 ("client_encoding", "UTF8"),
             ],
         );
-        self.send()?;
+        self.link.send()?;
         let mut scram = None;
         loop {
             let (tag, range) = self.next_msg()?;
-            let body = &self.rbuf[range];
+            let body = &self.link.rbuf[range];
             match tag {
                 b'R' => {
                     let mut b = wire::Body(body);
@@ -179,11 +179,11 @@ impl PgConn {
             })
         };
         let scram_err = |e: io::Error| auth_err(format!("SCRAM authentication failed: {e}"));
-        self.wbuf.clear();
-        let at = wire::begin(&mut self.wbuf, b'p');
+        self.link.wbuf.clear();
+        let at = wire::begin(&mut self.link.wbuf, b'p');
         match code {
             0 => return Ok(()),
-            3 => wire::put_cstr(&mut self.wbuf, need_password()?.as_bytes()),
+            3 => wire::put_cstr(&mut self.link.wbuf, need_password()?.as_bytes()),
             5 => {
                 let salt = data
                     .get(..4)
@@ -193,7 +193,7 @@ impl PgConn {
                     need_password()?.as_bytes(),
                     salt.try_into().unwrap(),
                 );
-                wire::put_cstr(&mut self.wbuf, hash.as_bytes());
+                wire::put_cstr(&mut self.link.wbuf, hash.as_bytes());
             }
             10 => {
                 let mut mechs = data.split(|&b| b == 0);
@@ -206,10 +206,11 @@ impl PgConn {
                     need_password()?.as_bytes(),
                     sasl::ChannelBinding::unsupported(),
                 );
-                wire::put_cstr(&mut self.wbuf, sasl::SCRAM_SHA_256.as_bytes());
-                self.wbuf
+                wire::put_cstr(&mut self.link.wbuf, sasl::SCRAM_SHA_256.as_bytes());
+                self.link
+                    .wbuf
                     .extend_from_slice(&(s.message().len() as u32).to_be_bytes());
-                self.wbuf.extend_from_slice(s.message());
+                self.link.wbuf.extend_from_slice(s.message());
                 *scram = Some(s);
             }
             11 | 12 => {
@@ -220,7 +221,7 @@ impl PgConn {
                     return s.finish(data).map_err(scram_err);
                 }
                 s.update(data).map_err(scram_err)?;
-                self.wbuf.extend_from_slice(s.message());
+                self.link.wbuf.extend_from_slice(s.message());
             }
             _ => {
                 return Err(auth_err(format!(
@@ -228,30 +229,8 @@ impl PgConn {
                 )));
             }
         }
-        wire::finish(&mut self.wbuf, at);
-        self.send()
-    }
-
-    /// Fails fast once the connection has been lost.
-    #[inline]
-    fn check_open(&self) -> Result<(), DbError> {
-        if self.broken {
-            return Err(DbError::new(
-                ErrorKind::Connection,
-                "",
-                "connection is closed after an earlier connection error",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Writes `wbuf` in one call.
-    #[inline]
-    fn send(&mut self) -> Result<(), DbError> {
-        self.stream.write_all(&self.wbuf).map_err(|e| {
-            self.broken = true;
-            DbError::io(e)
-        })
+        wire::finish(&mut self.link.wbuf, at);
+        self.link.send()
     }
 
     /// Returns the type and body range (in `rbuf`) of the next complete
@@ -259,17 +238,18 @@ impl PgConn {
     #[inline]
     fn next_msg(&mut self) -> Result<(u8, Range<usize>), DbError> {
         loop {
-            let avail = self.rend - self.rpos;
+            let avail = self.link.rend - self.link.rpos;
             let mut need = 5;
             if avail >= 5 {
-                let p = self.rpos;
-                let len = u32::from_be_bytes(self.rbuf[p + 1..p + 5].try_into().unwrap()) as usize;
+                let p = self.link.rpos;
+                let len =
+                    u32::from_be_bytes(self.link.rbuf[p + 1..p + 5].try_into().unwrap()) as usize;
                 if avail > len && len >= 4 {
-                    self.rpos = p + 1 + len;
-                    return Ok((self.rbuf[p], p + 5..p + 1 + len));
+                    self.link.rpos = p + 1 + len;
+                    return Ok((self.link.rbuf[p], p + 5..p + 1 + len));
                 }
                 if !(4..=MAX_MESSAGE).contains(&len) {
-                    self.broken = true;
+                    self.link.broken = true;
                     return Err(wire::protocol_error("bad message length"));
                 }
                 need = 1 + len;
@@ -281,39 +261,13 @@ impl PgConn {
     /// Moves a partial message to the front of `rbuf`, grows it when the
     /// message needs more than its size, and reads whatever has arrived.
     fn fill(&mut self, need: usize) -> Result<(), DbError> {
-        if self.rpos > 0 {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
+        if self.link.rpos > 0 {
+            self.link.compact();
         }
-        if self.rbuf.len() < need {
-            self.rbuf.resize(need.next_power_of_two(), 0);
+        if self.link.rbuf.len() < need {
+            self.link.rbuf.resize(need.next_power_of_two(), 0);
         }
-        self.read_some(false)
-    }
-
-    /// One successful `read` into the free end of `rbuf` (retried on
-    /// EINTR); `ready`: the caller knows the socket is readable, so no
-    /// poll first ([`Stream::read_ready`]).
-    fn read_some(&mut self, ready: bool) -> Result<(), DbError> {
-        match self.stream.read_some(&mut self.rbuf[self.rend..], ready) {
-            Ok(0) => {
-                self.broken = true;
-                Err(DbError::new(
-                    ErrorKind::Connection,
-                    "",
-                    "connection closed by the server",
-                ))
-            }
-            Ok(n) => {
-                self.rend += n;
-                Ok(())
-            }
-            Err(e) => {
-                self.broken = true;
-                Err(DbError::io(e))
-            }
-        }
+        self.link.read_some(false)
     }
 
     /// Reads until ReadyForQuery and returns the rows of the last
@@ -325,7 +279,7 @@ impl PgConn {
         if let Err(e) = &r
             && e.kind == ErrorKind::Connection
         {
-            self.broken = true;
+            self.link.broken = true;
         }
         r
     }
@@ -344,7 +298,7 @@ impl PgConn {
                     }));
                 }
             };
-            let body = &self.rbuf[range];
+            let body = &self.link.rbuf[range];
             match (tag, &mut *sink) {
                 (b'C', _) => rows = wire::tag_rows(body),
                 (b'D', Sink::Rows(out)) => out.push(wire::text_row(body)?),
@@ -366,14 +320,14 @@ impl PgConn {
                 (b'Z', _) => break,
                 (b'G', _) => {
                     // COPY FROM STDIN: refuse, the server then reports an error.
-                    self.wbuf.clear();
-                    let at = wire::begin(&mut self.wbuf, b'f');
+                    self.link.wbuf.clear();
+                    let at = wire::begin(&mut self.link.wbuf, b'f');
                     wire::put_cstr(
-                        &mut self.wbuf,
+                        &mut self.link.wbuf,
                         b"COPY FROM STDIN is not supported by this client",
                     );
-                    wire::finish(&mut self.wbuf, at);
-                    self.send()?;
+                    wire::finish(&mut self.link.wbuf, at);
+                    self.link.send()?;
                 }
                 // DataRow we skip, Parse/BindComplete, NoData, notices,
                 // ParameterStatus, notifications, COPY OUT data.
@@ -400,11 +354,11 @@ impl PgConn {
     /// (of the last statement that returned rows). Allocates: for the
     /// results store, never for the measured path.
     pub fn query_named(&mut self, sql: &str) -> Result<(Vec<String>, TextRows), DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         Self::check_sql(sql)?;
-        self.wbuf.clear();
-        wire::put_query(&mut self.wbuf, sql);
-        self.send()?;
+        self.link.wbuf.clear();
+        wire::put_query(&mut self.link.wbuf, sql);
+        self.link.send()?;
         let (mut names, mut rows) = (Vec::new(), Vec::new());
         self.finish_results(Sink::Named(&mut names, &mut rows))?;
         Ok((names, rows))
@@ -417,13 +371,13 @@ impl Conn for PgConn {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         Self::check_sql(sql)?;
         let id = self.stmts.len();
         let name = format!("s{id}");
-        self.wbuf.clear();
-        wire::put_prepare(&mut self.wbuf, &name, sql);
-        self.send()?;
+        self.link.wbuf.clear();
+        wire::put_prepare(&mut self.link.wbuf, &name, sql);
+        self.link.send()?;
         let mut param_oids = Vec::new();
         self.finish_results(Sink::ParamTypes(&mut param_oids))?;
         self.stmts.push(Stmt { name, param_oids });
@@ -432,25 +386,25 @@ impl Conn for PgConn {
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
         self.put_execute(stmt, params)?;
-        self.send()?;
+        self.link.send()?;
         self.finish_results(Sink::Nothing)
     }
 
     fn execute_text(&mut self, sql: &str) -> Result<u64, DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         Self::check_sql(sql)?;
-        self.wbuf.clear();
-        wire::put_query(&mut self.wbuf, sql);
-        self.send()?;
+        self.link.wbuf.clear();
+        wire::put_query(&mut self.link.wbuf, sql);
+        self.link.send()?;
         self.finish_results(Sink::Nothing)
     }
 
     fn query_text(&mut self, sql: &str) -> Result<TextRows, DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         Self::check_sql(sql)?;
-        self.wbuf.clear();
-        wire::put_query(&mut self.wbuf, sql);
-        self.send()?;
+        self.link.wbuf.clear();
+        wire::put_query(&mut self.link.wbuf, sql);
+        self.link.send()?;
         let mut rows = Vec::new();
         self.finish_results(Sink::Rows(&mut rows))?;
         Ok(rows)
@@ -462,7 +416,7 @@ impl PgConn {
     /// `params` into `wbuf`, checking the statement and its arity.
     #[inline]
     fn put_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
-        self.check_open()?;
+        self.link.check_open()?;
         let Some(st) = self.stmts.get(stmt.0 as usize) else {
             return Err(DbError::new(
                 ErrorKind::Other,
@@ -479,9 +433,9 @@ impl PgConn {
             );
             return Err(DbError::new(ErrorKind::Other, "", msg));
         }
-        self.wbuf.clear();
-        wire::put_bind(&mut self.wbuf, &st.name, &st.param_oids, params)?;
-        self.wbuf.extend_from_slice(wire::EXECUTE_SYNC);
+        self.link.wbuf.clear();
+        wire::put_bind(&mut self.link.wbuf, &st.name, &st.param_oids, params)?;
+        self.link.wbuf.extend_from_slice(wire::EXECUTE_SYNC);
         Ok(())
     }
 }
@@ -489,8 +443,8 @@ impl PgConn {
 impl Drop for PgConn {
     /// Says goodbye with Terminate, best-effort.
     fn drop(&mut self) {
-        if !self.broken {
-            let _ = self.stream.write_all(wire::TERMINATE);
+        if !self.link.broken {
+            let _ = self.link.stream.write_all(wire::TERMINATE);
         }
     }
 }

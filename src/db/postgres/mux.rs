@@ -14,67 +14,49 @@ impl PgConn {
     /// only part of one has arrived.
     #[inline]
     fn buffered_msg(&mut self) -> Result<Option<(u8, std::ops::Range<usize>)>, DbError> {
-        let avail = self.rend - self.rpos;
+        let avail = self.link.rend - self.link.rpos;
         if avail < 5 {
             return Ok(None);
         }
-        let p = self.rpos;
-        let len = u32::from_be_bytes(self.rbuf[p + 1..p + 5].try_into().unwrap()) as usize;
+        let p = self.link.rpos;
+        let len = u32::from_be_bytes(self.link.rbuf[p + 1..p + 5].try_into().unwrap()) as usize;
         if !(4..=MAX_MESSAGE).contains(&len) {
-            self.broken = true;
+            self.link.broken = true;
             return Err(wire::protocol_error("bad message length"));
         }
         if avail <= len {
             return Ok(None);
         }
-        self.rpos = p + 1 + len;
-        Ok(Some((self.rbuf[p], p + 5..p + 1 + len)))
-    }
-
-    /// One `read` of what has arrived, after making room for at least one
-    /// more message header.
-    fn read_once(&mut self) -> Result<(), DbError> {
-        if self.rpos == self.rend {
-            self.rpos = 0;
-            self.rend = 0;
-        } else if self.rbuf.len() - self.rend < 4096 {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            // A partial message larger than the buffer needs it grown.
-            if self.rend + 5 > self.rbuf.len() / 2 {
-                let want = (self.rbuf.len() * 2).max(8192);
-                self.rbuf.resize(want, 0);
-            }
-        }
-        self.read_some(true)
+        self.link.rpos = p + 1 + len;
+        Ok(Some((self.link.rbuf[p], p + 5..p + 1 + len)))
     }
 }
 
 impl MuxConn for PgConn {
     fn raw_fd(&self) -> RawFd {
-        self.stream.raw_fd()
+        self.link.stream.raw_fd()
     }
 
     fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
         self.put_execute(stmt, params)?;
         self.mux_rows = 0;
         self.mux_err = None;
-        self.send()
+        self.link.send()
     }
 
     fn on_readable(&mut self) -> Result<Option<u64>, DbError> {
-        self.check_open()?;
-        self.read_once()?;
+        self.link.check_open()?;
+        // A partial message larger than the buffer needs it grown.
+        self.link.read_arrived(|l| l.rend + 5 > l.rbuf.len() / 2)?;
         while let Some((tag, range)) = self.buffered_msg()? {
-            let body = &self.rbuf[range];
+            let body = &self.link.rbuf[range];
             match tag {
                 b'C' => self.mux_rows = wire::tag_rows(body),
                 b'E' => {
                     let (mut e, fatal) = wire::server_error(body);
                     if fatal || e.kind == ErrorKind::Connection {
                         e.kind = ErrorKind::Connection;
-                        self.broken = true;
+                        self.link.broken = true;
                         return Err(e);
                     }
                     self.mux_err.get_or_insert(e);

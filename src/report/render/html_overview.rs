@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use super::svg::esc;
 use crate::report::format::{amount, interval_text};
 use crate::report::model::Report;
-use crate::report::overview::{Overview, build};
-use crate::stats::VerdictCounts;
+use crate::report::overview::{Overview, build, count_word};
+use crate::stats::{Verdict, VerdictCounts};
 
 /// Renders the summary section (`id="summary"`).
 pub(super) fn section(o: &mut String, r: &Report) {
@@ -26,28 +26,19 @@ pub(super) fn section(o: &mut String, r: &Report) {
 }
 
 fn counts_cell(c: &VerdictCounts) -> String {
-    let mut parts = Vec::new();
-    if c.lower > 0 {
-        parts.push(format!("<b class=\"vs\">{} slower</b>", c.lower));
-    }
-    if c.higher > 0 {
-        parts.push(format!("<b class=\"vf\">{} faster</b>", c.higher));
-    }
-    if c.no_difference > 0 {
-        parts.push(format!(
-            "<span class=\"vn\">{} same</span>",
-            c.no_difference
-        ));
-    }
-    if c.unknown > 0 {
-        parts.push(format!("<span class=\"vu\">{} unknown</span>", c.unknown));
-    }
-    if c.unverified > 0 {
-        parts.push(format!(
-            "<span class=\"vu\">{} not verified</span>",
-            c.unverified
-        ));
-    }
+    let parts: Vec<String> = c
+        .nonzero_for_rate()
+        .map(|(v, n)| {
+            // A change in bold, shaded as the verdict's cells are.
+            let (tag, class) = match v {
+                Verdict::Lower => ("b", "vs"),
+                Verdict::Higher => ("b", "vf"),
+                Verdict::NoDifference => ("span", "vn"),
+                Verdict::Unknown | Verdict::Unverified => ("span", "vu"),
+            };
+            format!("<{tag} class=\"{class}\">{n} {}</{tag}>", count_word(v))
+        })
+        .collect();
     if parts.is_empty() {
         "-".into()
     } else {

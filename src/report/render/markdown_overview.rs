@@ -8,21 +8,14 @@ use std::fmt::Write as _;
 use crate::report::document::{Cell, Column, Row, Table, markdown};
 use crate::report::format::amount;
 use crate::report::model::{Band, Report};
-use crate::report::overview::{RealChange, build};
+use crate::report::overview::{RealChange, build, count_word};
 use crate::stats::VerdictCounts;
 
 fn counts(c: &VerdictCounts) -> String {
-    let parts: Vec<String> = [
-        (c.lower, "slower"),
-        (c.higher, "faster"),
-        (c.no_difference, "same"),
-        (c.unknown, "unknown"),
-        (c.unverified, "not verified"),
-    ]
-    .iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, w)| format!("{n} {w}"))
-    .collect();
+    let parts: Vec<String> = c
+        .nonzero_for_rate()
+        .map(|(v, n)| format!("{n} {}", count_word(v)))
+        .collect();
     if parts.is_empty() {
         "-".into()
     } else {

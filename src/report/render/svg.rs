@@ -55,12 +55,13 @@ pub struct LineSeries {
 }
 
 const PLOT_TOP: f64 = 40.0;
-const PLOT_HEIGHT: f64 = 220.0;
+/// Every chart's plot height, pixels.
+pub(super) const PLOT_HEIGHT: f64 = 220.0;
 const LEFT: f64 = 52.0;
 
 /// A step of 0.05, 0.1, 0.2, 0.5, 1, 2, 5… giving at most `max_ticks`
 /// ticks over `span`.
-fn tick_step(span: f64, max_ticks: f64) -> f64 {
+pub(super) fn tick_step(span: f64, max_ticks: f64) -> f64 {
     let raw = (span / max_ticks).max(1e-9);
     let mag = 10f64.powf(raw.log10().floor());
     for m in [1.0, 2.0, 5.0, 10.0] {
@@ -79,6 +80,69 @@ fn tick_label(x: f64, step: f64) -> String {
         (-step.log10().floor()) as usize
     };
     format!("{x:.decimals$}")
+}
+
+/// Opens a chart (`class`: `bars`, `lines`, `sweep`) of `width` ×
+/// `height` with its title at `left`.
+pub(super) fn open_chart(
+    o: &mut String,
+    class: &str,
+    width: f64,
+    height: f64,
+    left: f64,
+    title: &str,
+) {
+    let _ = write!(
+        o,
+        r#"<svg class="chart {class}" xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{t}"><title>{t}</title><text x="{left}" y="16" class="ctitle">{t}</text>"#,
+        t = esc(title)
+    );
+}
+
+/// Horizontal grid lines from `left` to `right` at `from`, `from + step`,
+/// … up to `top`, each labelled at the left with `label` of its value;
+/// `y` places a value.
+pub(super) fn y_grid(
+    o: &mut String,
+    left: f64,
+    right: f64,
+    (from, top, step): (f64, f64, f64),
+    y: impl Fn(f64) -> f64,
+    label: impl Fn(f64) -> String,
+) {
+    let mut t = from;
+    while t <= top + 1e-9 {
+        let _ = write!(
+            o,
+            r##"<line x1="{left}" x2="{right:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"##,
+            left - 4.0,
+            y(t) + 4.0,
+            label(t),
+            yy = y(t)
+        );
+        t += step;
+    }
+}
+
+/// The axes' names: `x_label` centred under a plot from `left` to `right`
+/// whose top is `top`, `y_label` up the chart's left edge.
+pub(super) fn axis_labels(
+    o: &mut String,
+    (left, right): (f64, f64),
+    top: f64,
+    x_label: &str,
+    y_label: &str,
+) {
+    let _ = write!(
+        o,
+        r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text><text x="12" y="{:.1}" class="tick" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
+        (left + right) / 2.0,
+        top + PLOT_HEIGHT + 32.0,
+        esc(x_label),
+        top + PLOT_HEIGHT / 2.0,
+        top + PLOT_HEIGHT / 2.0,
+        esc(y_label)
+    );
 }
 
 /// Grouped bars of relative values per category, from `floor` up, with the
@@ -125,18 +189,7 @@ pub fn relative_bars(
     let y = |v: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - (v - floor) / (top - floor));
 
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<svg class="chart bars" xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" role="img" aria-label="{t}"><title>{t}</title>"#,
-        w = width,
-        h = height,
-        t = esc(title)
-    );
-    let _ = write!(
-        o,
-        r#"<text x="{LEFT}" y="16" class="ctitle">{}</text>"#,
-        esc(title)
-    );
+    open_chart(&mut o, "bars", width, height, LEFT, title);
     legend(
         &mut o,
         series.iter().map(|s| (s.name.as_str(), s.color)),
@@ -155,19 +208,10 @@ pub fn relative_bars(
         );
     }
     let step = tick_step(top - floor, 6.0);
-    let mut t = (floor / step).ceil() * step;
-    while t <= top + 1e-9 {
-        let _ = write!(
-            o,
-            r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"##,
-            plot_right,
-            LEFT - 4.0,
-            y(t) + 4.0,
-            tick_label(t, step),
-            yy = y(t)
-        );
-        t += step;
-    }
+    let from = (floor / step).ceil() * step;
+    y_grid(&mut o, LEFT, plot_right, (from, top, step), y, |t| {
+        tick_label(t, step)
+    });
     let _ = write!(
         o,
         r##"<line class="one" x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#333333" stroke-dasharray="4 3"/>"##,
@@ -236,7 +280,13 @@ pub fn relative_bars(
     o
 }
 
-fn legend<'a>(o: &mut String, items: impl Iterator<Item = (&'a str, &'a str)>, x0: f64, y0: f64) {
+/// A colour square and name per series, in a row from (`x0`, `y0`).
+pub(super) fn legend<'a>(
+    o: &mut String,
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+    x0: f64,
+    y0: f64,
+) {
     let mut x = x0;
     for (name, color) in items {
         let _ = write!(
@@ -265,29 +315,16 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[LineSeries]) -
     let py = |v: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - v / top);
 
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<svg class="chart lines" xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" role="img" aria-label="{t}"><title>{t}</title><text x="{LEFT}" y="16" class="ctitle">{t}</text>"#,
-        t = esc(title)
-    );
+    open_chart(&mut o, "lines", width, height, LEFT, title);
     legend(
         &mut o,
         series.iter().map(|s| (s.name.as_str(), s.color)),
         LEFT,
         30.0,
     );
-    let mut t = 0.0;
-    while t <= top + 1e-9 {
-        let _ = write!(
-            o,
-            r##"<line x1="{LEFT}" x2="{right:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"##,
-            LEFT - 4.0,
-            py(t) + 4.0,
-            tick_label(t, ystep),
-            yy = py(t)
-        );
-        t += ystep;
-    }
+    y_grid(&mut o, LEFT, right, (0.0, top, ystep), py, |t| {
+        tick_label(t, ystep)
+    });
     let xstep = tick_step(max_x, 8.0).max(1.0);
     let mut t = 0.0;
     while t <= max_x + 1e-9 {
@@ -300,16 +337,7 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[LineSeries]) -
         );
         t += xstep;
     }
-    let _ = write!(
-        o,
-        r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text><text x="12" y="{:.1}" class="tick" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
-        (LEFT + right) / 2.0,
-        PLOT_TOP + PLOT_HEIGHT + 32.0,
-        esc(x_label),
-        PLOT_TOP + PLOT_HEIGHT / 2.0,
-        PLOT_TOP + PLOT_HEIGHT / 2.0,
-        esc(y_label)
-    );
+    axis_labels(&mut o, (LEFT, right), PLOT_TOP, x_label, y_label);
     for s in series {
         if s.points.is_empty() {
             continue;

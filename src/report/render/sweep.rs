@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::svg::esc;
+use super::svg::{PLOT_HEIGHT, axis_labels, esc, legend, open_chart, tick_step, y_grid};
 use crate::report::format::amount;
 
 /// One target's values at each count (`None`: not measured there).
@@ -17,7 +17,6 @@ pub struct Series {
 const WIDTH: f64 = 560.0;
 const LEFT: f64 = 64.0;
 const TOP: f64 = 44.0;
-const PLOT_HEIGHT: f64 = 220.0;
 
 /// A line chart of `series` against `counts` on a log-scale x axis (one
 /// tick per count), y from 0; a marker on each measured point.
@@ -32,38 +31,18 @@ pub fn log_x_chart(title: &str, y_label: &str, counts: &[u32], series: &[Series]
         .iter()
         .flat_map(|s| s.values.iter().flatten())
         .fold(0.0f64, |a, &b| a.max(b));
-    let step = nice_step(if max_y > 0.0 { max_y } else { 1.0 } / 5.0);
+    let step = tick_step(if max_y > 0.0 { max_y } else { 1.0 }, 5.0);
     let top = ((max_y / step).ceil() * step).max(step);
     let py = |v: f64| TOP + PLOT_HEIGHT * (1.0 - v / top);
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<svg class="chart sweep" xmlns="http://www.w3.org/2000/svg" width="{WIDTH:.0}" height="{height:.0}" viewBox="0 0 {WIDTH:.0} {height:.0}" role="img" aria-label="{t}"><title>{t}</title><text x="{LEFT}" y="16" class="ctitle">{t}</text>"#,
-        t = esc(title)
+    open_chart(&mut o, "sweep", WIDTH, height, LEFT, title);
+    legend(
+        &mut o,
+        series.iter().map(|s| (s.name.as_str(), s.color)),
+        LEFT,
+        32.0,
     );
-    let mut x = LEFT;
-    for s in series {
-        let _ = write!(
-            o,
-            r#"<rect x="{x:.1}" y="23" width="10" height="10" fill="{}"/><text x="{:.1}" y="32" class="leg">{}</text>"#,
-            s.color,
-            x + 14.0,
-            esc(&s.name)
-        );
-        x += 24.0 + s.name.chars().count() as f64 * 6.5;
-    }
-    let mut v = 0.0;
-    while v <= top + 1e-9 {
-        let _ = write!(
-            o,
-            r##"<line x1="{LEFT}" x2="{right:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"##,
-            LEFT - 4.0,
-            py(v) + 4.0,
-            amount(v),
-            y = py(v)
-        );
-        v += step;
-    }
+    y_grid(&mut o, LEFT, right, (0.0, top, step), py, amount);
     for &n in counts {
         let _ = write!(
             o,
@@ -73,15 +52,8 @@ pub fn log_x_chart(title: &str, y_label: &str, counts: &[u32], series: &[Series]
             x = px(n)
         );
     }
-    let _ = write!(
-        o,
-        r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">client connections (log scale)</text><text x="12" y="{:.1}" class="tick" transform="rotate(-90 12 {:.1})" text-anchor="middle">{}</text>"#,
-        (LEFT + right) / 2.0,
-        TOP + PLOT_HEIGHT + 32.0,
-        TOP + PLOT_HEIGHT / 2.0,
-        TOP + PLOT_HEIGHT / 2.0,
-        esc(y_label)
-    );
+    let x_label = "client connections (log scale)";
+    axis_labels(&mut o, (LEFT, right), TOP, x_label, y_label);
     for s in series {
         let pts: Vec<(f64, f64, u32, f64)> = counts
             .iter()
@@ -118,21 +90,6 @@ pub fn log_x_chart(title: &str, y_label: &str, counts: &[u32], series: &[Series]
         b = TOP + PLOT_HEIGHT
     );
     o
-}
-
-/// A round tick step near `raw`: 1, 2 or 5 times a power of ten.
-fn nice_step(raw: f64) -> f64 {
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    mag * if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    }
 }
 
 #[cfg(test)]
@@ -177,12 +134,5 @@ mod tests {
         };
         let (a, b, c) = (x(1), x(4), x(64));
         assert!(((c - b) / (b - a) - 2.0).abs() < 0.01, "{a} {b} {c}");
-    }
-
-    #[test]
-    fn tick_steps_are_round() {
-        assert_eq!(nice_step(3.0), 5.0);
-        assert_eq!(nice_step(1800.0), 2000.0);
-        assert_eq!(nice_step(0.7), 1.0);
     }
 }

