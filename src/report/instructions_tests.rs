@@ -175,7 +175,7 @@ fn a_step_whose_count_was_lost_is_said_in_the_report() {
         .insert("instructions".into(), why.into());
     for (pos, host) in [counted(44_000_000, 0), lost].iter().enumerate() {
         let t = (store.add_target(run, pos as u32, &TargetInfo::default())).unwrap();
-        (store.write_step_with_host(t, 0, "", &info, &result, &[], Some(host))).unwrap();
+        (store.write_step(t, 0, "", &info, &result, &[], Some(host))).unwrap();
     }
     store.finish_run(run, "finished").unwrap();
     let report = crate::report::model_for_run(&store, run, 0.03).unwrap();
