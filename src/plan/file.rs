@@ -249,6 +249,19 @@ spec = "pg@18.4+./mine.conf:io_method=worker"
 set = { io_workers = 4, fsync = false }
 "#;
 
+    /// The inputs `text` alone gives, read from /plans.
+    fn applied(text: &str) -> PlanInput {
+        let mut input = PlanInput::default();
+        apply(
+            parse(text).unwrap(),
+            Path::new("/plans"),
+            &mut input,
+            &|_| false,
+        )
+        .unwrap();
+        input
+    }
+
     #[test]
     fn a_plan_file_names_a_workload_file() {
         let mut input = PlanInput::default();
@@ -306,14 +319,7 @@ set = { innodb_io_capacity = 500 }
 [[target]]
 spec = "mysql@/opt/mysql-8.4.7:innodb_doublewrite=DETECT_ONLY"
 "#;
-        let mut input = PlanInput::default();
-        apply(
-            parse(text).unwrap(),
-            Path::new("/plans"),
-            &mut input,
-            &|_| false,
-        )
-        .unwrap();
+        let mut input = applied(text);
         assert_eq!(
             input.targets,
             [
@@ -340,14 +346,7 @@ spec = "mysql@/opt/mysql-8.4.7:innodb_doublewrite=DETECT_ONLY"
 
         let text = "[[target]]\nspec = \"sqlite:bench.db+wal-full\"\nset = { cache_size = -2000 }\n\n\
                     [[target]]\nspec = \"sqlite:/tmp/a.db\"\n\n[[target]]\nspec = \"mariadb@system+binlog\"\n";
-        let mut input = PlanInput::default();
-        apply(
-            parse(text).unwrap(),
-            Path::new("/plans"),
-            &mut input,
-            &|_| false,
-        )
-        .unwrap();
+        let mut input = applied(text);
         assert_eq!(
             input.targets,
             [
