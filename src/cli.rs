@@ -377,6 +377,14 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let Some(on) = fail_on else {
         return Ok(0);
     };
+    if let Some(why) = gate::missing(&report) {
+        eprintln!(
+            "tidemark: gate --fail-on {}: cannot pass: {why} (exit {})",
+            a.fail_on.as_deref().unwrap_or_default().trim(),
+            gate::EXIT_GATE
+        );
+        return Ok(gate::EXIT_GATE);
+    }
     let failing = gate::failing(&report, on);
     if failing.is_empty() {
         println!(

@@ -177,6 +177,14 @@ pub fn failing(r: &Report, on: FailOn) -> Vec<GateCell> {
         .collect()
 }
 
+/// Why the gate cannot pass on `r` whatever its verdicts: measurements
+/// the run was asked for and did not get (instruction counts lost), which
+/// a passing gate would hide.
+pub fn missing(r: &Report) -> Option<String> {
+    let note = r.instructions.as_ref()?.uncounted_note.as_ref()?;
+    Some(format!("missing counts: {note}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,4 +188,7 @@ fn a_step_whose_count_was_lost_is_said_in_the_report() {
     let md = crate::report::render::markdown::render(&report);
     assert!(md.contains("Missing counts: 1 of 2 steps"), "{md}");
     assert!(crate::console::instructions::summary(&report).contains("missing counts: 1 of 2"));
+    // A CI gate does not pass on a run whose counts were lost.
+    let why = crate::report::gate::missing(&report).expect("the gate names the lost count");
+    assert!(why.starts_with("missing counts: 1 of 2 steps"), "{why}");
 }
