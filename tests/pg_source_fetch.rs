@@ -8,20 +8,19 @@
 mod common;
 
 use common::*;
+use tidemark::server::postgres::build::fetch::fetch_source_in;
 
 const CACHE: &str = "/tmp/tidemark-test-cache";
 
 #[test]
 fn a_release_source_is_fetched_once_and_says_where_it_came_from() {
     let _serial = serial();
-    // SAFETY: this test binary runs this one test alone on its thread set;
-    // nothing else reads the environment concurrently.
-    unsafe { std::env::set_var("TIDEMARK_CACHE", CACHE) };
+    // The cache is passed to the call: setting it in this process's
+    // environment is unsound while other threads may read it. The CLI
+    // below gets it in tidemark's environment.
+    let cache = std::path::Path::new(CACHE);
     let mut said = Vec::new();
-    let dir = tidemark::server::postgres::build::fetch::fetch_source("18.6", &mut |l| {
-        said.push(l.to_string())
-    })
-    .unwrap();
+    let dir = fetch_source_in(cache, "18.6", &mut |l| said.push(l.to_string())).unwrap();
     assert!(
         dir.ends_with("src/debian/postgresql-18.6"),
         "{}",
@@ -36,10 +35,7 @@ fn a_release_source_is_fetched_once_and_says_where_it_came_from() {
     );
     // Fetched once: the second call finds it and says nothing.
     let mut again = Vec::new();
-    let same = tidemark::server::postgres::build::fetch::fetch_source("18.6", &mut |l| {
-        again.push(l.to_string())
-    })
-    .unwrap();
+    let same = fetch_source_in(cache, "18.6", &mut |l| again.push(l.to_string())).unwrap();
     assert_eq!(same, dir);
     assert!(again.is_empty(), "{again:?}");
     // No scratch directory is left beside it.

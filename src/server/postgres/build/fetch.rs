@@ -23,18 +23,24 @@ pub const SOURCE_NOTE: &str = ".tidemark-source";
 /// The source tree of release `version` (`18.6`, `19beta2`, `19~beta2`),
 /// fetched and unpacked when the cache has none; `say` gets progress lines.
 pub fn fetch_source(version: &str, say: &mut dyn FnMut(&str)) -> Result<PathBuf> {
+    fetch_source_in(&cache_root(), version, say)
+}
+
+/// [`fetch_source`] into the install cache `cache` (the tests name theirs
+/// here rather than through the process's environment).
+pub fn fetch_source_in(cache: &Path, version: &str, say: &mut dyn FnMut(&str)) -> Result<PathBuf> {
     let release = version.replace('~', "");
     let major: String = release.chars().take_while(char::is_ascii_digit).collect();
     if major.is_empty() {
         bail!("--version {version}: give a PostgreSQL release such as 18.6 or 19beta2");
     }
-    let root = cache_root().join("src").join("debian");
+    let root = cache.join("src").join("debian");
     crate::server::postgres::install::unpack::make_dirs(&root)?;
     let dest = root.join(format!("postgresql-{release}"));
     if dest.join("configure").exists() && dest.join(SOURCE_NOTE).exists() {
         return Ok(dest);
     }
-    let apt = PrivateApt::open(&cache_root())?;
+    let apt = PrivateApt::open(cache)?;
     let package = format!("postgresql-{major}");
     let listing = apt
         .run("apt-cache", &["showsrc", &package], &root)
