@@ -13,6 +13,7 @@ pub mod package;
 pub mod postgres;
 pub mod process;
 pub mod sqlite;
+pub mod stack;
 pub mod valgrind;
 
 use std::path::PathBuf;

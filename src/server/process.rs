@@ -107,6 +107,7 @@ impl ServerProcess {
             .with_context(|| format!("cannot open server log {}", opts.log.display()))?;
         let log_err = log.try_clone()?;
         opts.user.apply(&mut cmd);
+        super::stack::even_out(&mut cmd);
         cmd.stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)

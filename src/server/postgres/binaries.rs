@@ -154,24 +154,25 @@ fn debian_bindirs(root: &Path) -> Vec<PathBuf> {
 /// A command for a PostgreSQL program run as the server user, with
 /// untranslated messages and a working directory every user can enter.
 pub(super) fn tool(bin: &PgBinaries, program: &str, user: &ServerUser) -> Command {
-    tool_wrapped(bin, program, user, &[])
+    tool_wrapped(bin, &bin.program(program), user, &[])
 }
 
-/// [`tool`] run by `wrapper` (a program and its arguments, e.g. Valgrind;
-/// empty: none).
+/// [`tool`] for the program at `exe` (one of `bin`'s, perhaps through
+/// another path), run by `wrapper` (a program and its arguments, e.g.
+/// Valgrind; empty: none).
 pub(super) fn tool_wrapped(
     bin: &PgBinaries,
-    program: &str,
+    exe: &Path,
     user: &ServerUser,
     wrapper: &[std::ffi::OsString],
 ) -> Command {
     let mut cmd = match wrapper.split_first() {
         Some((first, rest)) => {
             let mut c = Command::new(first);
-            c.args(rest).arg(bin.program(program));
+            c.args(rest).arg(exe);
             c
         }
-        None => Command::new(bin.program(program)),
+        None => Command::new(exe),
     };
     user.apply(&mut cmd);
     cmd.env("LC_ALL", "C").current_dir("/").stdin(Stdio::null());

@@ -171,21 +171,20 @@ impl ManagedPostgres {
         user.chown_tree(&conf_path)?;
         check_config_values(bin, &user, &datadir, &conf_path)?;
 
-        // Start the postmaster and wait for it.
-        let mut cmd = match &opts.callgrind_dir {
+        // Start the postmaster and wait for it, through a path of the same
+        // length for every install (see `server::stack`).
+        let exe = super::stack::fixed_length_path(&bin.program("postgres"))
+            .unwrap_or_else(|_| bin.program("postgres"));
+        let wrapper = match &opts.callgrind_dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 user.chown_tree(dir)?;
-                tool_wrapped(
-                    bin,
-                    "postgres",
-                    &user,
-                    &super::valgrind::postgres_wrapper(dir),
-                )
+                super::valgrind::postgres_wrapper(dir)
             }
-            None => tool(bin, "postgres", &user),
+            None => Vec::new(),
         };
+        let mut cmd = tool_wrapped(bin, &exe, &user, &wrapper);
         cmd.arg("-D").arg(&datadir);
         let setup = Setup {
             scratch,
