@@ -15,7 +15,7 @@ pub fn write(out: &mut String, t: &Table, widths: &[usize]) {
         .columns
         .iter()
         .zip(widths)
-        .map(|(c, w)| truncate(&c.title, *w).into_owned())
+        .map(|(c, w)| truncate(&c.plain_title(), *w).into_owned())
         .collect();
     line(out, t, widths, &titles);
     for row in &t.rows {

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::model::Column;
-use super::sysbench::median;
+use super::basis::Column;
+use super::sysbench_summary::median;
 use crate::record::{Group, StepInstructions};
 use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio, widened};
 use crate::store::StepRecord;

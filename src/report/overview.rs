@@ -12,16 +12,7 @@ use serde::Serialize;
 use super::format::{amount, rel_pm};
 use super::model::Report;
 use super::sysbench::{Cell, median};
-use crate::stats::{Interval, Verdict, VerdictCounts};
-
-/// A verdict's word in the first screen's per-group counts (`2 slower,
-/// 29 same`): `same` for no difference, short in a narrow cell.
-pub fn count_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::NoDifference => "same",
-        v => v.for_rate(),
-    }
-}
+use crate::stats::{Interval, VerdictCounts};
 
 /// How many real changes the first screen lists per group.
 pub const PER_GROUP: usize = 2;

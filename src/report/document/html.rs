@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Block, Cell, Chart, Table, Value};
+use super::{Block, Cell, Chart, Span, Table, Value};
 use crate::report::plans::{PlanRow, word_diff};
 use crate::report::render::svg::{self, esc};
 
@@ -19,6 +19,17 @@ pub fn write(o: &mut String, blocks: &[Block]) {
             Block::Heading(t) => _ = writeln!(o, "<h3>{}</h3>", esc(t)),
             Block::Para(t) => _ = writeln!(o, "<p>{}</p>", esc(t)),
             Block::Legend(t) => _ = writeln!(o, "<p class=\"legend\">{}</p>", esc(t)),
+            Block::Rich { legend, spans: s } => {
+                let class = if *legend { " class=\"legend\"" } else { "" };
+                let _ = writeln!(o, "<p{class}>{}</p>", spans(s));
+            }
+            Block::Commands(lines) => {
+                o.push_str("<pre>");
+                for l in lines {
+                    let _ = writeln!(o, "{}", esc(l));
+                }
+                o.push_str("</pre>\n");
+            }
             Block::List(items) => {
                 o.push_str("<ul class=\"summary\">");
                 for i in items {
@@ -45,6 +56,59 @@ pub fn render(blocks: &[Block]) -> String {
     o
 }
 
+/// Spans as HTML: lead-in words bold, code in `<code>`, asides small,
+/// terms as links or with their note as hover text, each verdict count
+/// coloured (a change in bold).
+pub fn spans(s: &[Span]) -> String {
+    s.iter().map(span).collect()
+}
+
+fn span(s: &Span) -> String {
+    match s {
+        Span::Text(t) => esc(t),
+        Span::Lead(t) => format!("<b>{}</b>", esc(t)),
+        Span::Code(t) => format!("<code>{}</code>", esc(t)),
+        Span::Aside(t) => format!("<small>{}</small>", esc(t)),
+        Span::Term { text, note, href } => {
+            let title = note
+                .as_ref()
+                .map(|n| format!(" title=\"{}\"", esc(n)))
+                .unwrap_or_default();
+            match href {
+                Some(h) => format!("<a href=\"#{}\"{title}>{}</a>", esc(h), esc(text)),
+                None => format!("<span{title}>{}</span>", esc(text)),
+            }
+        }
+        Span::Verdicts(c) => verdicts(c),
+    }
+}
+
+/// Each non-zero verdict count, shaded as the verdict's cells are: a
+/// change in bold.
+fn verdicts(c: &crate::stats::VerdictCounts) -> String {
+    use crate::stats::Verdict;
+    let parts: Vec<String> = c
+        .nonzero_for_rate()
+        .map(|(v, n)| {
+            let (tag, class) = match v {
+                Verdict::Lower => ("b", "vs"),
+                Verdict::Higher => ("b", "vf"),
+                Verdict::NoDifference => ("span", "vn"),
+                Verdict::Unknown | Verdict::Unverified => ("span", "vu"),
+            };
+            format!(
+                "<{tag} class=\"{class}\">{n} {}</{tag}>",
+                super::count_word(v)
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
 /// A cell's class (`l` for words, else its shade) and its markup.
 pub fn cell(c: &Cell) -> (&'static str, String) {
     let class = if c.is_text() { "l" } else { c.shade.class() };
@@ -53,6 +117,7 @@ pub fn cell(c: &Cell) -> (&'static str, String) {
         (Value::Code(_), Some(h)) => format!("<code title=\"{}\">{text}</code>", esc(h)),
         (Value::Code(_), None) => format!("<code>{text}</code>"),
         (Value::Ratio(..), Some(h)) => format!("<span title=\"{}\">{text}</span>", esc(h)),
+        (Value::Spans(s), _) => spans(s),
         _ => text,
     };
     match &c.detail {
@@ -74,9 +139,14 @@ pub fn table(o: &mut String, t: &Table) {
                 .first()
                 .and_then(|r| r.cells.get(i))
                 .is_some_and(Cell::is_text);
+        let aside = h
+            .aside
+            .as_ref()
+            .map(|a| format!(" <small>{}</small>", esc(a)))
+            .unwrap_or_default();
         let _ = write!(
             o,
-            "<th{}>{}</th>",
+            "<th{}>{}{aside}</th>",
             if left { " class=\"l\"" } else { "" },
             esc(&h.title)
         );

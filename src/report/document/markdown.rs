@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Block, Cell, Table, Value};
+use super::{Block, Cell, Span, Table, Value};
 use crate::report::model::Band;
 use crate::report::plans::PlanRow;
 
@@ -17,6 +17,14 @@ pub fn write(o: &mut String, blocks: &[Block]) {
             }
             Block::Heading(t) => _ = writeln!(o, "### {t}\n"),
             Block::Para(t) | Block::Legend(t) => _ = writeln!(o, "{t}\n"),
+            Block::Rich { spans: s, .. } => _ = writeln!(o, "{}\n", spans(s)),
+            Block::Commands(lines) => {
+                o.push_str("```sh\n");
+                for l in lines {
+                    let _ = writeln!(o, "{l}");
+                }
+                o.push_str("```\n\n");
+            }
             Block::List(items) => {
                 for i in items {
                     let _ = writeln!(o, "- {i}");
@@ -38,10 +46,21 @@ pub fn render(blocks: &[Block]) -> String {
     o
 }
 
+/// Spans as Markdown: code in backticks, the rest as words.
+pub fn spans(s: &[Span]) -> String {
+    s.iter()
+        .map(|x| match x {
+            Span::Code(c) => format!("`{c}`"),
+            x => x.plain(),
+        })
+        .collect()
+}
+
 /// A cell's Markdown.
 pub fn cell(c: &Cell) -> String {
     let text = match &c.value {
         Value::Code(s) => format!("`{}`", s.replace('`', "'")),
+        Value::Spans(s) => spans(s),
         Value::Ratio(_, _, Some(Band::Faster)) => format!("**{}**", c.plain_text()),
         Value::Ratio(_, _, Some(Band::Slower)) => format!("_{}_", c.plain_text()),
         _ => c.plain_text(),
@@ -66,7 +85,7 @@ pub fn table(o: &mut String, t: &Table) {
     let _ = writeln!(
         o,
         "{}",
-        line(t.columns.iter().map(|c| c.title.clone()).collect())
+        line(t.columns.iter().map(super::Column::plain_title).collect())
     );
     let align: Vec<&str> = t
         .columns

@@ -18,7 +18,7 @@ use crate::report::format::{amount, opt_amount, rel, rel_pm};
 use crate::report::model::{Band, Bands};
 use crate::report::plans::PlanRow;
 use crate::report::render::svg::{BarSeries, LineSeries};
-use crate::stats::Interval;
+use crate::stats::{Interval, VerdictCounts};
 
 /// One piece of a report, in reading order.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +35,12 @@ pub enum Block {
     Para(String),
     /// A paragraph explaining the numbers (`<p class="legend">`).
     Legend(String),
+    /// A paragraph of [`Span`]s (a legend when `legend`): lead-in words,
+    /// code, links and asides, each written the way its format does.
+    Rich { legend: bool, spans: Vec<Span> },
+    /// Shell commands to paste: a `sh` code block in Markdown, `<pre>` on
+    /// the page.
+    Commands(Vec<String>),
     /// A bullet list of plain text.
     List(Vec<String>),
     /// A table.
@@ -62,6 +68,84 @@ impl Block {
             title: title.into(),
             blocks,
         }
+    }
+}
+
+/// A piece of a [`Block::Rich`] paragraph or of a [`Value::Spans`] cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Span {
+    /// Words.
+    Text(String),
+    /// Lead-in words: bold on the page, plain in Markdown (which is pasted
+    /// into posts that set their own emphasis).
+    Lead(String),
+    /// Code: backticks in Markdown, `<code>` on the page.
+    Code(String),
+    /// An aside: `(…)` in Markdown, `<small>` on the page.
+    Aside(String),
+    /// Words that point somewhere on the page: a link to `#href` when it
+    /// has one, `note` as its hover text; in Markdown the words, then
+    /// `(note)`.
+    Term {
+        text: String,
+        note: Option<String>,
+        href: Option<String>,
+    },
+    /// How many of a group's cells got each verdict (`2 slower, 29 same`;
+    /// on the page each count coloured as its verdict).
+    Verdicts(VerdictCounts),
+}
+
+impl Span {
+    /// Words.
+    pub fn text(s: impl Into<String>) -> Span {
+        Span::Text(s.into())
+    }
+
+    /// A link to `#href` on the page, plain words in Markdown.
+    pub fn link(text: impl Into<String>, href: impl Into<String>) -> Span {
+        Span::Term {
+            text: text.into(),
+            note: None,
+            href: Some(href.into()),
+        }
+    }
+
+    /// The span's words without markup (the terminal's text).
+    pub fn plain(&self) -> String {
+        match self {
+            Span::Text(s) | Span::Lead(s) | Span::Code(s) => s.clone(),
+            Span::Aside(s) => format!("({s})"),
+            Span::Term { text, note, .. } => match note {
+                Some(n) => format!("{text} ({n})"),
+                None => text.clone(),
+            },
+            Span::Verdicts(c) => verdict_counts(c).join(", "),
+        }
+    }
+}
+
+/// The spans' words without markup.
+pub fn plain(spans: &[Span]) -> String {
+    spans.iter().map(Span::plain).collect()
+}
+
+/// Each non-zero verdict count as words (`2 slower`, `29 same`), or `-`
+/// when there are none.
+fn verdict_counts(c: &VerdictCounts) -> Vec<String> {
+    let v: Vec<String> = c
+        .nonzero_for_rate()
+        .map(|(v, n)| format!("{n} {}", count_word(v)))
+        .collect();
+    if v.is_empty() { vec!["-".into()] } else { v }
+}
+
+/// A verdict's word in a count of verdicts (`2 slower, 29 same`): `same`
+/// for no difference, short in a narrow cell.
+pub fn count_word(v: crate::stats::Verdict) -> &'static str {
+    match v {
+        crate::stats::Verdict::NoDifference => "same",
+        v => v.for_rate(),
     }
 }
 
@@ -152,11 +236,13 @@ impl Table {
     }
 }
 
-/// A column: its title and whether its cells align right.
+/// A column: its title, an aside to it and whether its cells align right.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {
     /// The header.
     pub title: String,
+    /// Said after the title: `(…)` in Markdown, `<small>` on the page.
+    pub aside: Option<String>,
     /// Whether its cells align right (Markdown, terminal).
     pub right: bool,
 }
@@ -166,6 +252,7 @@ impl Column {
     pub fn text(title: impl Into<String>) -> Column {
         Column {
             title: title.into(),
+            aside: None,
             right: false,
         }
     }
@@ -174,7 +261,24 @@ impl Column {
     pub fn num(title: impl Into<String>) -> Column {
         Column {
             title: title.into(),
+            aside: None,
             right: true,
+        }
+    }
+
+    /// This column with `aside` after its title.
+    pub fn aside(self, aside: impl Into<String>) -> Column {
+        Column {
+            aside: Some(aside.into()),
+            ..self
+        }
+    }
+
+    /// The title with its aside, without markup (Markdown, terminal).
+    pub fn plain_title(&self) -> String {
+        match &self.aside {
+            Some(a) => format!("{} ({a})", self.title),
+            None => self.title.clone(),
         }
     }
 }
@@ -215,6 +319,8 @@ pub enum Value {
     /// A ratio with its 95 % interval where it has one (`0.94 ±0.03`)
     /// and its band (Markdown: bold when faster, italic when slower).
     Ratio(f64, Option<Interval>, Option<Band>),
+    /// Words with links, asides and verdict counts (left-aligned).
+    Spans(Vec<Span>),
 }
 
 /// How a cell is shaded on the HTML page (Markdown marks only a faster
@@ -291,6 +397,11 @@ impl Cell {
     /// Words.
     pub fn text(s: impl Into<String>) -> Cell {
         Cell::of(Value::Text(s.into()))
+    }
+
+    /// Words with links, asides and verdict counts.
+    pub fn spans(spans: Vec<Span>) -> Cell {
+        Cell::of(Value::Spans(spans))
     }
 
     /// Code.
@@ -374,11 +485,15 @@ impl Cell {
         match &self.value {
             Value::Text(s) | Value::Code(s) | Value::Num(s) => s.clone(),
             Value::Ratio(x, iv, _) => rel_pm(*x, iv.as_ref()),
+            Value::Spans(s) => plain(s),
         }
     }
 
     /// Whether the cell is words (left-aligned on the page).
     pub fn is_text(&self) -> bool {
-        matches!(self.value, Value::Text(_) | Value::Code(_))
+        matches!(
+            self.value,
+            Value::Text(_) | Value::Code(_) | Value::Spans(_)
+        )
     }
 }

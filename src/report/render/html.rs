@@ -2,8 +2,8 @@
 //! charts, no fonts, images or scripts from the network (one small inline
 //! script filters groups and tests; the page reads the same without it).
 //! It opens from a file, a mail attachment or a static web server, and
-//! prints well. The first screen is the summary ([`super::html_overview`]);
-//! sysbench groups are drawn by [`super::html_sysbench`].
+//! prints well. The first screen is the summary
+//! ([`crate::report::sections::summary`]), right under the title.
 
 use std::fmt::Write as _;
 
@@ -13,7 +13,7 @@ use super::Renderer;
 
 use super::svg::esc;
 use crate::report::model::Report;
-use crate::report::sections::server;
+use crate::report::sections::{server, summary};
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -72,7 +72,7 @@ pub fn render(r: &Report) -> String {
         esc(&r.base)
     );
     super::html_nav::toc(&mut o, r);
-    super::html_overview::section(&mut o, r);
+    crate::report::document::html::write(&mut o, &[summary::section(r)]);
     if !r.notes.is_empty() {
         o.push_str("<div class=\"notes\"><b>Read first:</b><ul>");
         for n in &r.notes {

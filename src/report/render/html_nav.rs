@@ -16,7 +16,8 @@ nav.toc a{margin-right:12px;white-space:nowrap}nav.toc .sub a{font-size:13px;mar
 thead th{position:sticky;top:var(--navh,34px);z-index:2}
 table.cost thead tr+tr th{top:calc(var(--navh,34px) + 25px)}[id]{scroll-margin-top:calc(var(--navh,34px) + 8px)}
 #filter{margin:4px 0 0;font-size:13px}#filter input[type=search]{width:220px}
-table.verdicts td,table.changes td{vertical-align:middle;padding:2px 8px}.nw{white-space:nowrap}
+table.verdicts td,table.changes td{vertical-align:middle;padding:2px 8px}
+table.changes td:not(:last-child){white-space:nowrap}
 table.verdicts b,table.verdicts span{white-space:nowrap}h1.many{font-size:19px}.vs{color:#b00}.vf{color:#070}.vn{color:#555}.vu{color:#888}
 #summary h2{margin-top:12px}table.cost tbody.t td:first-child{font-weight:600}
 table.cost tbody.t tr:first-child td{border-top:2px solid #bbb}

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::Renderer;
 
 use crate::report::model::Report;
-use crate::report::sections::server;
+use crate::report::sections::{server, summary};
 
 /// Renders the whole report: the title, then every section of
 /// [`sections`] in order.
@@ -58,7 +58,7 @@ fn title(r: &Report) -> String {
 pub fn sections(r: &Report) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut o = String::new();
-    super::markdown_overview::summary(&mut o, r);
+    crate::report::document::markdown::write(&mut o, &[summary::section(r)]);
     if !r.notes.is_empty() {
         o.push_str("**Read first:**\n\n");
         for n in &r.notes {

@@ -12,11 +12,9 @@
 pub mod csv;
 pub mod html;
 pub mod html_nav;
-pub mod html_overview;
 pub mod html_profile;
 pub mod json;
 pub mod markdown;
-pub mod markdown_overview;
 pub mod svg;
 pub mod sweep;
 

@@ -16,6 +16,7 @@ pub mod instructions;
 pub mod plans;
 pub mod server;
 pub mod shards;
+pub mod summary;
 pub mod sweep;
 pub mod sysbench;
 pub mod sysbench_cost;
