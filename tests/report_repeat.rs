@@ -142,3 +142,31 @@ fn an_a_a_run_passes_the_gate_and_its_junit_file_is_well_formed() {
         }
     }
 }
+
+/// A `.pre` run (a read test measured right after the load, before the
+/// writes) is shown but not pooled with its group's reported tests: it
+/// keeps the paired interval of its own repetitions, while the reported
+/// test beside it keeps the pooled one.
+#[test]
+fn a_pre_run_keeps_its_own_repetitions_interval() {
+    let (_dir, results) = fixture_copy();
+    let db = rusqlite::Connection::open(results.join("results.db")).unwrap();
+    let renamed = db
+        .execute(
+            "UPDATE steps SET name = 'point-query.pre_range=100', reported = 0 \
+             WHERE name = 'point-query_range=100'",
+            [],
+        )
+        .unwrap();
+    assert!(renamed >= 4, "{renamed}");
+    drop(db);
+    let r = fixture_report(&results);
+    let point = &r.sysbench.as_ref().unwrap().groups[0];
+    let method = |name: &str| {
+        let t = point.tests.iter().find(|t| t.name == name).unwrap();
+        t.cells[1].as_ref().unwrap().interval.unwrap().method
+    };
+    use tidemark::stats::Method;
+    assert_eq!(method("point-query.pre_range=100"), Method::PairedT);
+    assert_eq!(method("random-points_range=10"), Method::PooledRepetitions);
+}

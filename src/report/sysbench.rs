@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::basis::{Band, Column, ReportOptions, relative};
+use super::basis::{Band, Column, ReportOptions, is_pre, relative};
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 pub use super::sysbench_cell::{Cell, Step};
 use super::sysbench_summary::with_verdicts;
@@ -90,7 +90,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     let mut names: Vec<(String, Group)> = Vec::new();
     for c in columns {
         for s in &c.target.steps {
-            if (s.info.reported || super::basis::is_pre(&s.info.name))
+            if (s.info.reported || is_pre(&s.info.name))
                 && (s.info.suite == "sysbench" || s.info.suite == "workload")
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
@@ -117,10 +117,19 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
             .map(|(n, _)| n.clone())
             .collect();
         super::test_names::sort(&mut in_group, opts.test_order);
-        let pools = pools(columns, &in_group, opts.chain);
+        // The group's variance is pooled over its reported tests only. A
+        // `.pre` run comes right after the load, where one server's early
+        // start shows most, and varies more than they do: it keeps the
+        // interval of its own repetitions.
+        let reported: Vec<String> = in_group.iter().filter(|n| !is_pre(n)).cloned().collect();
+        let pools = pools(columns, &reported, opts.chain);
+        let unpooled: Vec<ColumnPools> = columns.iter().map(|_| ColumnPools::default()).collect();
         let tests: Vec<TestRow> = in_group
             .iter()
-            .map(|name| test_row(columns, name, label_of(name), opts, &pools))
+            .map(|name| {
+                let pools = if is_pre(name) { &unpooled } else { &pools };
+                test_row(columns, name, label_of(name), opts, pools)
+            })
             .collect();
         if tests.is_empty() {
             continue;
