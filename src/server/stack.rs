@@ -133,22 +133,25 @@ mod tests {
         }
     }
 
+    /// The pad [`even_out`] gives `cmd`.
+    fn pad_given(mut cmd: Command) -> usize {
+        even_out(&mut cmd);
+        cmd.get_envs()
+            .find(|(k, _)| *k == OsStr::new(PAD_VAR))
+            .and_then(|(_, v)| v)
+            .map(|v| v.len())
+            .unwrap()
+    }
+
     #[test]
     fn two_paths_of_other_lengths_get_pads_that_even_them_out() {
         let pad_of = |program: &str| {
             let mut cmd = Command::new(program);
             cmd.arg("-D").arg("/data").env("LC_ALL", "C");
-            even_out(&mut cmd);
-            let pad = cmd
-                .get_envs()
-                .find(|(k, _)| *k == OsStr::new(PAD_VAR))
-                .and_then(|(_, v)| v)
-                .map(|v| v.len())
-                .unwrap();
-            (cmd, pad)
+            pad_given(cmd)
         };
-        let (_, short) = pad_of("/a/postgres");
-        let (_, long) = pad_of("/a/longer-by-ten/postgres");
+        let short = pad_of("/a/postgres");
+        let long = pad_of("/a/longer-by-ten/postgres");
         assert_eq!((short + PAD_UNIT - long) % PAD_UNIT, "longer-by-ten/".len());
         // Under Valgrind only the client's path and arguments count, not
         // Valgrind's options.
@@ -161,14 +164,7 @@ mod tests {
             "/data",
         ])
         .env("LC_ALL", "C");
-        even_out(&mut vg);
-        let vg_pad = vg
-            .get_envs()
-            .find(|(k, _)| *k == OsStr::new(PAD_VAR))
-            .and_then(|(_, v)| v)
-            .map(|v| v.len())
-            .unwrap();
-        assert_eq!(vg_pad, short);
+        assert_eq!(pad_given(vg), short);
     }
 
     #[test]
