@@ -6,10 +6,13 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::knobs::Overrides;
 use crate::knobs::{Applies, ThreadCounts};
+use crate::record::SuiteName;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams};
 
-/// The benchmark suites tidemark can run.
+/// The suite choice of a run (`--suite`): one suite, or `all` of the
+/// built-in ones. The suites themselves and their stored names are
+/// [`SuiteName`]s; [`Suite::suites`] is the list a run carries out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Suite {
@@ -23,35 +26,57 @@ pub enum Suite {
 }
 
 impl Suite {
+    /// The choice written `s` after `--suite`.
     pub fn parse(s: &str) -> Result<Suite, String> {
-        match s {
-            "sysbench" => Ok(Suite::Sysbench),
-            "ibench" => Ok(Suite::Ibench),
-            "all" => Ok(Suite::All),
-            "workload" => Ok(Suite::Workload),
-            other => Err(format!(
+        match (s, SuiteName::parse(s)) {
+            ("all", _) => Ok(Suite::All),
+            (_, Some(name)) => Ok(Suite::one(name)),
+            (other, None) => Err(format!(
                 "unknown suite '{other}': use --suite sysbench, ibench or all"
             )),
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The choice of suite `name` alone.
+    pub fn one(name: SuiteName) -> Suite {
+        match name {
+            SuiteName::Sysbench => Suite::Sysbench,
+            SuiteName::Ibench => Suite::Ibench,
+            SuiteName::Workload => Suite::Workload,
+        }
+    }
+
+    /// The suites this choice runs on each target, in order.
+    pub fn suites(self) -> &'static [SuiteName] {
         match self {
-            Suite::Sysbench => "sysbench",
-            Suite::Ibench => "ibench",
-            Suite::All => "all",
-            Suite::Workload => "workload",
+            Suite::Sysbench => &[SuiteName::Sysbench],
+            Suite::Ibench => &[SuiteName::Ibench],
+            Suite::All => &[SuiteName::Sysbench, SuiteName::Ibench],
+            Suite::Workload => &[SuiteName::Workload],
+        }
+    }
+
+    /// Whether suite `name` is among those this choice runs.
+    pub fn runs(self, name: SuiteName) -> bool {
+        self.suites().contains(&name)
+    }
+
+    /// The choice as written after `--suite` and stored with the run.
+    pub fn as_str(self) -> &'static str {
+        match self.suites() {
+            [one] => one.as_str(),
+            _ => "all",
         }
     }
 
     /// Whether the sysbench suite runs.
     pub fn runs_sysbench(self) -> bool {
-        matches!(self, Suite::Sysbench | Suite::All)
+        self.runs(SuiteName::Sysbench)
     }
 
     /// Whether the Insert Benchmark runs.
     pub fn runs_ibench(self) -> bool {
-        matches!(self, Suite::Ibench | Suite::All)
+        self.runs(SuiteName::Ibench)
     }
 }
 
