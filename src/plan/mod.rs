@@ -566,7 +566,7 @@ mod tests {
         let mut i = input();
         i.suite = Some("ibench".into());
         let p = Plan::build(i.clone()).unwrap();
-        assert_eq!(p.suite, Suite::Ibench);
+        assert_eq!(p.suite, Suite::One(SuiteName::Ibench));
         assert!(p.tests.is_empty(), "no sysbench tests");
         let q = &p.ibench;
         assert_eq!(

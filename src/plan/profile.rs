@@ -12,17 +12,14 @@ use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams
 
 /// The suite choice of a run (`--suite`): one suite, or `all` of the
 /// built-in ones. The suites themselves and their stored names are
-/// [`SuiteName`]s; [`Suite::suites`] is the list a run carries out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// [`SuiteName`]s, so a new suite adds nothing here; [`Suite::suites`] is
+/// the list a run carries out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Suite {
-    Sysbench,
-    /// The Insert Benchmark.
-    Ibench,
+    /// One suite alone (`--suite sysbench`, `ibench`, `workload`).
+    One(SuiteName),
     /// sysbench, then the Insert Benchmark, on each target.
     All,
-    /// A workload file (`--workload`).
-    Workload,
 }
 
 impl Suite {
@@ -30,29 +27,18 @@ impl Suite {
     pub fn parse(s: &str) -> Result<Suite, String> {
         match (s, SuiteName::parse(s)) {
             ("all", _) => Ok(Suite::All),
-            (_, Some(name)) => Ok(Suite::one(name)),
+            (_, Some(name)) => Ok(Suite::One(name)),
             (other, None) => Err(format!(
                 "unknown suite '{other}': use --suite sysbench, ibench or all"
             )),
         }
     }
 
-    /// The choice of suite `name` alone.
-    pub fn one(name: SuiteName) -> Suite {
-        match name {
-            SuiteName::Sysbench => Suite::Sysbench,
-            SuiteName::Ibench => Suite::Ibench,
-            SuiteName::Workload => Suite::Workload,
-        }
-    }
-
     /// The suites this choice runs on each target, in order.
-    pub fn suites(self) -> &'static [SuiteName] {
+    pub fn suites(&self) -> &[SuiteName] {
         match self {
-            Suite::Sysbench => &[SuiteName::Sysbench],
-            Suite::Ibench => &[SuiteName::Ibench],
+            Suite::One(name) => std::slice::from_ref(name),
             Suite::All => &[SuiteName::Sysbench, SuiteName::Ibench],
-            Suite::Workload => &[SuiteName::Workload],
         }
     }
 
@@ -61,11 +47,16 @@ impl Suite {
         self.suites().contains(&name)
     }
 
+    /// Whether this choice is suite `name` alone.
+    pub fn is_only(self, name: SuiteName) -> bool {
+        self == Suite::One(name)
+    }
+
     /// The choice as written after `--suite` and stored with the run.
     pub fn as_str(self) -> &'static str {
-        match self.suites() {
-            [one] => one.as_str(),
-            _ => "all",
+        match self {
+            Suite::One(name) => name.as_str(),
+            Suite::All => "all",
         }
     }
 
@@ -365,7 +356,7 @@ mod tests {
             (p.slices_for(5.0), p.slices_for(0.5), p.slices_for(600.0)),
             (5, 1, 20)
         );
-        let p = ibench_params(Suite::Sysbench, Profile::Quick, &o).unwrap();
+        let p = ibench_params(Suite::One(SuiteName::Sysbench), Profile::Quick, &o).unwrap();
         assert_eq!((p.clients, p.seed, p.rows_load), (9, 7, 200_000));
     }
 }
