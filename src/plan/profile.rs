@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::knobs::Overrides;
-use crate::knobs::{Applies, ThreadCounts};
+use crate::knobs::ThreadCounts;
 use crate::record::SuiteName;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams};
@@ -212,7 +212,7 @@ pub fn fresh_seed() -> u64 {
 /// The sysbench numbers: the profile's, then the overrides, validated.
 pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<SysbenchParams, String> {
     let mut p = profile.sysbench();
-    o.apply_to(Applies::Sysbench, &mut p);
+    o.apply_to(SuiteName::Sysbench, &mut p);
     if p.tables == 0 {
         return Err("--tables must be at least 1".into());
     }
@@ -268,7 +268,7 @@ pub(super) fn ibench_params(
         }
         None => Profile::Quick.ibench().expect("quick has ibench sizes"),
     };
-    o.apply_to(Applies::Ibench, &mut p);
+    o.apply_to(SuiteName::Ibench, &mut p);
     if !suite.runs_ibench() {
         return Ok(p);
     }
