@@ -263,3 +263,22 @@ fn describe(r: &StepResult) -> StepLine {
         rate: m.rate,
     }
 }
+
+/// Runs a `tidemark shard`'s part of Insert Benchmark step `name`, number
+/// `seq` of the target, on PostgreSQL: the shard's clients with all their
+/// roles, held for the published start.
+pub fn run_shard_part(
+    name: &str,
+    seq: u32,
+    params: &ibench::IbenchParams,
+    part: super::shards::ShardPart<'_>,
+) -> anyhow::Result<StepResult> {
+    let ib = Ibench::new(params.clone(), crate::db::Dialect::Postgres);
+    let def = ibench::steps(params)
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| anyhow::anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
+    let plan = ib.roles_plan_for(&def, seq, part.label, part.first..part.first + part.count);
+    crate::runner::run_roles_held(plan, part.connector, part.cancel, part.live, part.hold)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}

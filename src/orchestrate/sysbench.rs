@@ -515,3 +515,43 @@ pub fn housekeeping(
     }
     Ok(())
 }
+
+/// Runs a `tidemark shard`'s part of sysbench test `test` (its
+/// [`TestDef::name`](crate::workload::sysbench::TestDef)) on PostgreSQL:
+/// the shard's clients at the step's knobs, held for the published start.
+pub fn run_shard_part(
+    test: &str,
+    params: &crate::workload::sysbench::SysbenchParams,
+    part: shards::ShardPart<'_>,
+) -> anyhow::Result<crate::runner::StepResult> {
+    let def = crate::workload::sysbench::catalog::suite()
+        .into_iter()
+        .find(|t| t.name() == test)
+        .ok_or_else(|| anyhow::anyhow!("no sysbench test {test} in this tidemark"))?;
+    let suite = Sysbench {
+        params: params.clone(),
+        dialect: crate::db::Dialect::Postgres,
+    };
+    let mut plan = suite.step_plan(&def, part.label);
+    plan.threads = part.count;
+    let schedule = Schedule {
+        hold: part.hold,
+        ..Schedule::PLAIN
+    };
+    let first = part.first;
+    run_step(
+        &plan,
+        schedule,
+        part.connector,
+        &|client| suite.client(&def, first + client),
+        part.cancel,
+        part.live,
+    )
+    .map(|mut r| {
+        for c in &mut r.clients {
+            c.client += first;
+        }
+        r
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))
+}
