@@ -8,8 +8,10 @@
 //! key those parameters are stored under, which the report's context
 //! reads. The command line (clap), plan files (serde), the profiles
 //! ([`Overrides::apply_to`]) and the report ([`KNOBS`] and the named
-//! constants) all take it from here. This module imports nothing of
-//! tidemark's, so the report may use it without importing the plan.
+//! constants) all take it from here. Each knob names the suites whose
+//! parameters it overrides ([`crate::record::SuiteName`]). This module
+//! imports only the shared `record`, so the report may use it without
+//! importing the plan.
 
 pub mod thread_counts;
 
@@ -18,35 +20,23 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 pub use thread_counts::ThreadCounts;
 
-/// Which workload parameters a knob overrides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Applies {
-    /// The sysbench suite's.
-    Sysbench,
-    /// The Insert Benchmark's.
-    Ibench,
-    /// Both suites' (the seed).
-    Both,
-}
-
-impl Applies {
-    /// Whether a knob marked `self` overrides the parameters of `suite`
-    /// (`Sysbench` or `Ibench`).
-    pub fn covers(self, suite: Applies) -> bool {
-        self == Applies::Both || self == suite
-    }
-}
+use crate::record::SuiteName;
 
 /// One knob's definition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KnobDef {
     /// Field of [`Overrides`], plan-file key, parameter and stored name.
     pub name: &'static str,
-    /// The workload parameters it overrides.
-    pub applies: Applies,
+    /// The suites whose parameters it overrides.
+    pub applies: &'static [SuiteName],
 }
 
 impl KnobDef {
+    /// Whether it overrides the parameters of `suite`.
+    pub fn covers(&self, suite: SuiteName) -> bool {
+        self.applies.contains(&suite)
+    }
+
     /// Its `tidemark run` flag, e.g. `--table-size`.
     pub fn flag(&self) -> String {
         format!("--{}", self.name.replace('_', "-"))
@@ -55,12 +45,13 @@ impl KnobDef {
 
 /// Defines [`Overrides`] (the clap flags and the `[params]` table), one
 /// [`KnobDef`] constant per knob and [`KNOBS`], from one list of
-/// `/// help  #[arg(…)] CONST field: Type => Applies;`.
+/// `/// help  #[arg(…)] CONST field: Type => [Suite, …];` (the
+/// [`SuiteName`]s whose parameters the knob overrides).
 macro_rules! knobs {
     ($(
         $(#[doc = $doc:literal])*
         #[arg($($arg:tt)*)]
-        $konst:ident $field:ident: $ty:ty => $applies:ident;
+        $konst:ident $field:ident: $ty:ty => [$($applies:ident),+];
     )*) => {
         /// Overrides of a profile's numbers, each `None` (or `false`) when
         /// not given: the `tidemark run` flags, a plan file's `[params]`
@@ -79,7 +70,7 @@ macro_rules! knobs {
             #[doc = concat!("The `", stringify!($field), "` knob.")]
             pub const $konst: KnobDef = KnobDef {
                 name: stringify!($field),
-                applies: Applies::$applies,
+                applies: &[$(SuiteName::$applies),+],
             };
         )*
 
@@ -99,72 +90,72 @@ macro_rules! knobs {
 knobs! {
     /// Number of sbtest tables.
     #[arg(long)]
-    TABLES tables: Option<u32> => Sysbench;
+    TABLES tables: Option<u32> => [Sysbench];
     /// Rows per table.
     #[arg(long)]
-    TABLE_SIZE table_size: Option<u64> => Sysbench;
+    TABLE_SIZE table_size: Option<u64> => [Sysbench];
     /// Client threads (one connection each): one count, or a sweep every
     /// test runs at in turn, e.g. 1,4,64 or pow2:1..1024 or
     /// pow2+cores:1..1024 or 1..250/10 (see docs/runs.md).
     #[arg(long)]
-    THREADS threads: Option<ThreadCounts> => Sysbench;
+    THREADS threads: Option<ThreadCounts> => [Sysbench];
     /// Clients from which a test whose events are single read statements
     /// (point-query, random-points, ranges) multiplexes its connections on
     /// one event loop per CPU instead of one thread each (PostgreSQL,
     /// MySQL/MariaDB; default 64, 0 = never).
     #[arg(long)]
-    MUX_FROM mux_from: Option<u32> => Sysbench;
+    MUX_FROM mux_from: Option<u32> => [Sysbench];
     /// Measured seconds of each read test.
     #[arg(long)]
-    READ_SECS read_secs: Option<f64> => Sysbench;
+    READ_SECS read_secs: Option<f64> => [Sysbench];
     /// Measured seconds of each write test.
     #[arg(long)]
-    WRITE_SECS write_secs: Option<f64> => Sysbench;
+    WRITE_SECS write_secs: Option<f64> => [Sysbench];
     /// Unmeasured warm-up seconds before each test.
     #[arg(long)]
-    WARMUP_SECS warmup_secs: Option<f64> => Sysbench;
+    WARMUP_SECS warmup_secs: Option<f64> => [Sysbench];
     /// Slices each test's measured time is cut into when targets or
     /// repetitions are interleaved: the targets take turns slice by slice
     /// (A B B A …) and the interval comes from the slices' pairs (default:
     /// one a second, at most 20; 1 = whole steps).
     #[arg(long)]
-    SLICES slices: Option<u32> => Sysbench;
+    SLICES slices: Option<u32> => [Sysbench];
     /// Seconds of the unreported scan warm-ups.
     #[arg(long)]
-    SCAN_WARM_SECS scan_warm_secs: Option<f64> => Sysbench;
+    SCAN_WARM_SECS scan_warm_secs: Option<f64> => [Sysbench];
     /// Fraction of the reference's postwrite wait to sleep (1 = full).
     #[arg(long)]
-    POSTWRITE_SCALE postwrite_scale: Option<f64> => Sysbench;
+    POSTWRITE_SCALE postwrite_scale: Option<f64> => [Sysbench];
     /// Run seed of the key and row generators (default: a fresh one,
     /// printed and stored with the run); the same seed draws the same keys.
     #[arg(long)]
-    SEED seed: Option<u64> => Both;
+    SEED seed: Option<u64> => [Sysbench, Ibench];
     /// Insert Benchmark: clients, each with its own table piN.
     #[arg(long)]
-    CLIENTS clients: Option<u32> => Ibench;
+    CLIENTS clients: Option<u32> => [Ibench];
     /// Insert Benchmark: rows per table loaded in l.i0 (X).
     #[arg(long)]
-    ROWS_LOAD rows_load: Option<u64> => Ibench;
+    ROWS_LOAD rows_load: Option<u64> => [Ibench];
     /// Insert Benchmark: rows per table inserted and deleted in l.i1 (Y).
     #[arg(long = "rows-l-i1")]
-    ROWS_L_I1 rows_l_i1: Option<u64> => Ibench;
+    ROWS_L_I1 rows_l_i1: Option<u64> => [Ibench];
     /// Insert Benchmark: rows per table inserted and deleted in l.i2 (Z).
     #[arg(long = "rows-l-i2")]
-    ROWS_L_I2 rows_l_i2: Option<u64> => Ibench;
+    ROWS_L_I2 rows_l_i2: Option<u64> => [Ibench];
     /// Insert Benchmark: nominal seconds of each query step (its inserts
     /// are seconds × rate rows per client).
     #[arg(long)]
-    QUERY_SECS query_secs: Option<f64> => Ibench;
+    QUERY_SECS query_secs: Option<f64> => [Ibench];
     /// Insert Benchmark: background insert rates of the query steps, rows
     /// per second per client (comma-separated; one qr and one qp step each).
     #[arg(long, value_delimiter = ',')]
-    INSERT_RATES insert_rates: Option<Vec<u32>> => Ibench;
+    INSERT_RATES insert_rates: Option<Vec<u32>> => [Ibench];
     /// Insert Benchmark: fraction of the wait after l.i2 to sleep (1 = full).
     #[arg(long)]
-    WAIT_SCALE wait_scale: Option<f64> => Ibench;
+    WAIT_SCALE wait_scale: Option<f64> => [Ibench];
     /// Insert Benchmark: all clients on table pi1 instead of one table each.
     #[arg(long)]
-    ONE_TABLE one_table: bool => Ibench;
+    ONE_TABLE one_table: bool => [Ibench];
 }
 
 /// How a knob's value merges: an `Option` is given or not, a flag is on
@@ -196,7 +187,7 @@ impl Overrides {
     /// # Panics
     /// When `params` has no such field or a field of another type: the
     /// knob list and the parameter structs disagree (a unit test checks).
-    pub fn apply_to<P: Serialize + DeserializeOwned>(&self, suite: Applies, params: &mut P) {
+    pub fn apply_to<P: Serialize + DeserializeOwned>(&self, suite: SuiteName, params: &mut P) {
         use serde_json::Value;
         let Value::Object(given) = serde_json::to_value(self).expect("overrides serialize") else {
             unreachable!("overrides serialize to an object")
@@ -205,7 +196,7 @@ impl Overrides {
         let Value::Object(fields) = &mut value else {
             panic!("workload parameters serialize to an object")
         };
-        for knob in KNOBS.iter().filter(|k| k.applies.covers(suite)) {
+        for knob in KNOBS.iter().filter(|k| k.covers(suite)) {
             match &given[knob.name] {
                 Value::Null | Value::Bool(false) => {}
                 v => {
@@ -287,7 +278,7 @@ mod tests {
             clients: 2,
             one_table: true,
         };
-        o.apply_to(Applies::Ibench, &mut p);
+        o.apply_to(SuiteName::Ibench, &mut p);
         assert_eq!((p.tables, p.seed, p.clients, p.one_table), (1, 9, 7, true));
     }
 }

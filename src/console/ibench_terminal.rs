@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::record::IbenchMetrics;
+use crate::record::{IbenchMetrics, SuiteName};
 use crate::report::document::{Cell, Column as DocColumn, Row, Table};
 use crate::report::format::rel;
 use crate::report::model::relative;
@@ -21,7 +21,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
             let steps = t
                 .steps
                 .iter()
-                .filter(|s| s.info.suite == "ibench")
+                .filter(|s| s.info.suite_is(SuiteName::Ibench))
                 .filter_map(|s: &StepRecord| {
                     let m = s.ibench_metrics()?;
                     Some((s.info.name.as_str(), m, s.status.as_str()))

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::terminal::{label_width, name_width};
+use crate::record::SuiteName;
 use crate::report::Report;
 use crate::report::sections::sysbench::verdict_table;
 use crate::report::sysbench::Cell;
@@ -47,7 +48,7 @@ pub fn sysbench_summary(report: &Report) -> String {
         let seen = overview
             .groups
             .iter()
-            .find(|o| o.suite == "sysbench" && o.title == g.title);
+            .find(|o| o.suite == SuiteName::Sysbench.as_str() && o.title == g.title);
         for (i, sum) in g.summaries.iter().enumerate() {
             let sees = seen
                 .and_then(|o| crate::report::overview::sees(*o.detectable.get(i)?))

@@ -11,9 +11,48 @@ use super::cancelled;
 use super::shards::{ShardSpec, ShardWork, run_sharded};
 use super::step::{StepContext, StepLine, qps_line};
 use crate::plan::Plan;
+use crate::record::SuiteName;
+use crate::report::Report;
 use crate::runner::{StepResult, process_cpu_secs, run_roles};
+use crate::store::Store;
 use crate::workload::ibench::metrics::{self, IbenchMetrics};
 use crate::workload::ibench::{self, Ibench, StepKind, housekeeping, schema};
+
+/// The Insert Benchmark as a run carries it out.
+pub struct IbenchSuite;
+
+impl super::suite::SuiteDriver for IbenchSuite {
+    fn name(&self) -> SuiteName {
+        SuiteName::Ibench
+    }
+
+    fn planned_keys(&self, plan: &Plan) -> Vec<String> {
+        ibench::steps(&plan.ibench)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
+    fn params(&self, plan: &Plan) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(&plan.ibench)
+    }
+
+    fn run(&self, plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
+        run(plan, ctx)
+    }
+
+    fn summary(
+        &self,
+        store: &Store,
+        run_id: i64,
+        model: Option<&Report>,
+    ) -> anyhow::Result<String> {
+        Ok(crate::console::ibench_terminal::summary(
+            &store.load_run(run_id)?,
+            model,
+        ))
+    }
+}
 
 /// Runs the plan's Insert Benchmark on the context's target.
 pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
@@ -21,13 +60,9 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
     let ib = Ibench::new(plan.ibench.clone(), ctx.server.dialect());
     let p = &ib.params;
     let steps = ibench::steps(p);
-    // After sysbench's steps when both suites run on this target.
-    // Steps are numbered after the sysbench tests of the same target.
-    let base = if plan.suite.runs_sysbench() {
-        super::sysbench::step_count(plan) as u32
-    } else {
-        0
-    };
+    // Steps are numbered after those of the suites before this one on
+    // the same target (sysbench's tests with `--suite all`).
+    let base = super::suite::steps_before(plan, SuiteName::Ibench) as u32;
     let total = base as usize + steps.len();
     let label = ctx.label.clone();
     {
@@ -227,4 +262,23 @@ fn describe(r: &StepResult) -> StepLine {
         ),
         rate: m.rate,
     }
+}
+
+/// Runs a `tidemark shard`'s part of Insert Benchmark step `name`, number
+/// `seq` of the target, on PostgreSQL: the shard's clients with all their
+/// roles, held for the published start.
+pub fn run_shard_part(
+    name: &str,
+    seq: u32,
+    params: &ibench::IbenchParams,
+    part: super::shards::ShardPart<'_>,
+) -> anyhow::Result<StepResult> {
+    let ib = Ibench::new(params.clone(), crate::db::Dialect::Postgres);
+    let def = ibench::steps(params)
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| anyhow::anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
+    let plan = ib.roles_plan_for(&def, seq, part.label, part.first..part.first + part.count);
+    crate::runner::run_roles_held(plan, part.connector, part.cancel, part.live, part.hold)
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }

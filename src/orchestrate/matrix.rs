@@ -8,12 +8,12 @@
 //! measured: a target whose cells are all measured is not started at all,
 //! a partly measured one starts a fresh server, loads, and measures the
 //! rest (see [`super::step::StepContext::measure`]). Nothing here knows a
-//! suite beyond [`planned_step_names`] and which driver runs it.
+//! suite: it runs the plan's [`SuiteDriver`]s in order.
 //!
-//! With [`Interleave::Steps`] (the default for two or more cells) the
-//! sysbench tests run first, all targets' servers up at once
-//! ([`super::interleave`]); the per-server cells then run only the Insert
-//! Benchmark, if the plan has it.
+//! With [`Interleave::Steps`] (the default for two or more cells) a suite
+//! that can run on all targets' servers at once does so first (sysbench,
+//! [`super::interleave`]); the per-server cells then run the other suites
+//! the plan has (the Insert Benchmark).
 
 use std::time::{Duration, Instant};
 
@@ -22,29 +22,14 @@ use anyhow::Context as _;
 use super::labels::{dedupe_labels, unique_in_run};
 use super::provide;
 use super::step::StepContext;
-use super::{EXIT_INTERRUPTED, cancelled, ibench, interleave, sysbench};
+use super::suite::{self, SuiteDriver};
+use super::{EXIT_INTERRUPTED, cancelled};
 use crate::console::progress::ProgressView;
 use crate::console::terminal::{SummaryRow, summary};
 use crate::plan::interleave::Interleave;
-use crate::plan::{Plan, Suite, TargetPlan};
+use crate::plan::{Plan, TargetPlan};
 use crate::server::TargetServer;
 use crate::store::{RunInfo, StepRecord, Store};
-
-/// The names of the steps the plan's suite runs on each target, in order.
-pub fn planned_step_names(plan: &Plan) -> Vec<String> {
-    let sysbench = super::sysbench::planned_keys(plan).into_iter();
-    let ibench = || {
-        crate::workload::ibench::steps(&plan.ibench)
-            .into_iter()
-            .map(|s| s.name)
-    };
-    match plan.suite {
-        Suite::Sysbench => sysbench.collect(),
-        Suite::Ibench => ibench().collect(),
-        Suite::All => sysbench.chain(ibench()).collect(),
-        Suite::Workload => super::workload::planned_keys(plan),
-    }
-}
 
 /// One target in one repetition.
 struct Cell<'a> {
@@ -109,18 +94,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         }
         None => {
             let host = crate::metrics::host::collect(Some(&plan.results_dir));
-            let mut params = match plan.suite {
-                Suite::Sysbench => serde_json::to_value(&plan.sysbench)?,
-                Suite::Ibench => serde_json::to_value(&plan.ibench)?,
-                Suite::All => serde_json::json!({
-                    "sysbench": plan.sysbench,
-                    "ibench": plan.ibench,
-                }),
-                Suite::Workload => serde_json::json!({
-                    "sysbench": plan.sysbench,
-                    "workload": plan.workload.as_ref().map(|w| w.describe()),
-                }),
-            };
+            let mut params = suite::run_params(plan)?;
             params["sizing"] = serde_json::to_value(&plan.sizing)?;
             params["repeat"] = plan.repeat.into();
             params["settle_secs"] = plan.settle_secs.into();
@@ -147,7 +121,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         }
     };
     let view = ProgressView::new();
-    let planned = planned_step_names(plan);
+    let planned = suite::planned_step_names(plan);
     view.line(&format!(
         "tidemark run {run_id}{}: {} steps × {} target(s) × {} repetition(s), profile {}, seed {}, results in {}",
         if resume.is_some() { " (resumed)" } else { "" },
@@ -166,33 +140,39 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let mut started_one = false;
     // Steps already run interleaved across targets (all servers up).
     let mut interleaved: Vec<String> = Vec::new();
-    let mut suite = plan.suite;
-    if plan.interleave == Interleave::Steps && plan.suite.runs_sysbench() {
-        let outcomes = interleave::run_sysbench(
-            plan,
-            &mut store,
-            run_id,
-            &providers,
-            resume.is_some(),
-            &view,
-        )?;
-        for (pos, o) in outcomes.into_iter().enumerate() {
+    let drivers = suite::drivers(plan);
+    // The suites left for the per-server cells.
+    let mut per_server: Vec<&dyn SuiteDriver> = Vec::new();
+    for d in drivers.iter().copied() {
+        let across = match plan.interleave {
+            Interleave::Steps => d.run_interleaved(
+                plan,
+                &mut store,
+                run_id,
+                &providers,
+                resume.is_some(),
+                &view,
+            ),
+            _ => None,
+        };
+        let Some(outcomes) = across else {
+            per_server.push(d);
+            continue;
+        };
+        for (pos, o) in outcomes?.into_iter().enumerate() {
             if let Some(l) = o.label {
                 labels[pos].get_or_insert(l);
             }
             rows[pos].extend(o.rows);
             failed |= o.failed;
         }
-        interleaved = super::sysbench::planned_keys(plan);
+        interleaved.extend(d.planned_keys(plan));
         started_one = true;
-        suite = Suite::Ibench;
     }
-    // After the interleaved sysbench phase only the Insert Benchmark (if
-    // the plan runs it) is left for the per-server cells.
-    let cell_list = if suite == plan.suite || plan.suite.runs_ibench() {
-        cells(plan)
-    } else {
+    let cell_list = if per_server.is_empty() {
         Vec::new()
+    } else {
+        cells(plan)
     };
     for cell in cell_list {
         if cancelled() {
@@ -241,7 +221,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         .and_then(|mut server| {
             let result = run_cell(
                 plan,
-                suite,
+                &per_server,
                 &mut store,
                 run_id,
                 &cell,
@@ -298,11 +278,8 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
         }
         print!("{}", summary(&names, &rows));
     }
-    if plan.suite.runs_ibench() {
-        print!(
-            "{}",
-            crate::console::ibench_terminal::summary(&store.load_run(run_id)?, model.as_ref())
-        );
+    for d in &drivers {
+        print!("{}", d.summary(&store, run_id, model.as_ref())?);
     }
     println!(
         "\nrun {run_id} {status}; results in {} (`tidemark export --run {run_id}`{})",
@@ -377,12 +354,13 @@ pub(super) fn settle(secs: f64, view: &ProgressView) {
     }
 }
 
-/// Runs the plan's suite on one provided server for one cell; returns its
-/// label and summary rows. The target's status is stored whatever happens.
+/// Runs `suites` in order on one provided server for one cell (stopping
+/// at the first that fails, or when interrupted); returns its label and
+/// summary rows. The target's status is stored whatever happens.
 #[allow(clippy::too_many_arguments)]
 fn run_cell(
     plan: &Plan,
-    suite: Suite,
+    suites: &[&dyn SuiteDriver],
     store: &mut Store,
     run_id: i64,
     cell: &Cell<'_>,
@@ -428,17 +406,16 @@ fn run_cell(
         (server, &info.label, target_id),
         measured,
     );
-    let outcome = match suite {
-        Suite::Sysbench => sysbench::run(plan, &mut ctx),
-        Suite::Ibench => ibench::run(plan, &mut ctx),
-        Suite::All => sysbench::run(plan, &mut ctx).and_then(|()| {
-            if cancelled() {
-                return Ok(());
-            }
-            ibench::run(plan, &mut ctx)
-        }),
-        Suite::Workload => super::workload::run(plan, &mut ctx),
-    };
+    let mut outcome = Ok(());
+    for (i, d) in suites.iter().enumerate() {
+        if i > 0 && cancelled() {
+            break;
+        }
+        outcome = d.run(plan, &mut ctx);
+        if outcome.is_err() {
+            break;
+        }
+    }
     // A load or step that failed because the kernel killed a server
     // process for memory says so (a step's own failure already does).
     let outcome = outcome.map_err(|e| match ctx.server.memory_note() {

@@ -7,6 +7,7 @@
 //! - [`interleave`]: sysbench tests across all targets' servers at once;
 //! - [`provide`]: validation and servers, per target kind;
 //! - [`step`]: the one place a step is measured, stored and printed;
+//! - [`suite`]: the trait every suite implements and their registration;
 //! - [`sysbench`]: the sysbench suite's sequence of load, tests, housekeeping;
 //! - [`ibench`]: the Insert Benchmark's ten steps, housekeeping and wait.
 
@@ -22,6 +23,7 @@ mod shard_processes;
 pub mod shard_ssh;
 pub mod shards;
 pub mod step;
+pub mod suite;
 pub mod sysbench;
 pub mod workload;
 

@@ -19,16 +19,15 @@ use serde::{Deserialize, Serialize};
 use super::shard_merge::{MergedShard, merge};
 use super::shard_processes::ShardProcesses;
 use crate::db::postgres::{PgConnectOptions, PgConnector};
-use crate::db::{DbError, Dialect, ErrorKind};
+use crate::db::{Connector, DbError, ErrorKind};
 use crate::plan::Plan;
 use crate::plan::client_hosts::{ClientHosts, share};
 use crate::plan::target::TargetSpec;
-use crate::runner::{Progress, Schedule, StepResult, run_roles_held, run_step};
+use crate::runner::{Progress, StepResult};
 use crate::store::Store;
 use crate::store::shards::ShardMember;
-use crate::workload::ibench::{self, Ibench, IbenchParams};
-use crate::workload::sysbench::catalog;
-use crate::workload::sysbench::{Sysbench, SysbenchParams};
+use crate::workload::ibench::IbenchParams;
+use crate::workload::sysbench::SysbenchParams;
 
 /// The environment variable that hands a local shard the target's
 /// password (never stored on the board, never on a command line).
@@ -409,52 +408,44 @@ fn shard_step(
     let mut live = |p: &Progress<'_>| {
         let _ = store.set_shard_live(step, shard, p.qps, p.errors);
     };
-    let result = match &spec.work {
-        ShardWork::Sysbench { test, params } => {
-            let test = catalog::suite()
-                .into_iter()
-                .find(|t| t.name() == *test)
-                .ok_or_else(|| anyhow!("no sysbench test {test} in this tidemark"))?;
-            let suite = Sysbench {
-                params: params.clone(),
-                dialect: Dialect::Postgres,
-            };
-            let mut plan = suite.step_plan(&test, &spec.label);
-            plan.threads = count;
-            let schedule = Schedule {
-                hold: &hold,
-                ..Schedule::PLAIN
-            };
-            run_step(
-                &plan,
-                schedule,
-                &connector,
-                &|client| suite.client(&test, first + client),
-                cancel,
-                &mut live,
-            )
-            .map(|mut r| {
-                for c in &mut r.clients {
-                    c.client += first;
-                }
-                r
-            })
-        }
+    let part = ShardPart {
+        label: &spec.label,
+        first,
+        count,
+        connector: &connector,
+        hold: &hold,
+        cancel,
+        live: &mut live,
+    };
+    match &spec.work {
+        ShardWork::Sysbench { test, params } => super::sysbench::run_shard_part(test, params, part),
         ShardWork::Ibench {
             step: name,
             seq,
             params,
-        } => {
-            let ib = Ibench::new(params.clone(), Dialect::Postgres);
-            let def = ibench::steps(params)
-                .into_iter()
-                .find(|s| s.name == *name)
-                .ok_or_else(|| anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
-            let plan = ib.roles_plan_for(&def, *seq, &spec.label, first..first + count);
-            run_roles_held(plan, &connector, cancel, &mut live, &hold)
-        }
-    };
-    result.map_err(|e| anyhow!("{e}"))
+        } => super::ibench::run_shard_part(name, *seq, params, part),
+    }
+}
+
+/// What a shard hands its suite to run its part of a step: its clients
+/// (numbered `first..first + count` of the whole step), a connector to
+/// the target, the hold that waits for the published start, the cancel
+/// flag and the once-a-second progress callback.
+pub struct ShardPart<'a> {
+    /// The target's label, for progress output.
+    pub label: &'a str,
+    /// The number of this shard's first client in the whole step.
+    pub first: u32,
+    /// How many clients this shard runs.
+    pub count: u32,
+    /// Connections to the target.
+    pub connector: &'a dyn Connector,
+    /// Waits for the coordinator's start, once every client is ready.
+    pub hold: &'a dyn Fn() -> Result<(), DbError>,
+    /// Set by Ctrl-C.
+    pub cancel: &'a AtomicBool,
+    /// This shard's rate, once a second.
+    pub live: &'a mut dyn FnMut(&Progress<'_>),
 }
 
 /// Reports ready with this host's clock offset, waits for the published

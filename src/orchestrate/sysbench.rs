@@ -10,15 +10,20 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
 use super::cancelled;
+use super::interleave::PositionOutcome;
+use super::provide::Provider;
 use super::shards::{self, ShardSpec, ShardWork};
 use super::step::StepContext;
+use crate::console::progress::ProgressView;
 use crate::db::postgres::PgConnectOptions;
 use crate::db::{Conn, Connector};
 use crate::knobs::ThreadCounts;
 use crate::plan::Plan;
 use crate::plan::client_hosts::ClientHosts;
+use crate::record::SuiteName;
 use crate::runner::{Schedule, mux, run_step};
 use crate::server::valgrind::{Counting, Server};
+use crate::store::Store;
 use crate::workload::sysbench::catalog::After;
 use crate::workload::sysbench::{Sysbench, load};
 
@@ -35,6 +40,41 @@ impl Loaded {
             self.admin = Some(self.connector.connect()?);
         }
         Ok(self.admin.as_mut().expect("just opened").as_mut())
+    }
+}
+
+/// The sysbench suite as a run carries it out.
+pub struct SysbenchSuite;
+
+impl super::suite::SuiteDriver for SysbenchSuite {
+    fn name(&self) -> SuiteName {
+        SuiteName::Sysbench
+    }
+
+    fn planned_keys(&self, plan: &Plan) -> Vec<String> {
+        planned_keys(plan)
+    }
+
+    fn params(&self, plan: &Plan) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(&plan.sysbench)
+    }
+
+    fn run(&self, plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
+        run(plan, ctx)
+    }
+
+    fn run_interleaved(
+        &self,
+        plan: &Plan,
+        store: &mut Store,
+        run_id: i64,
+        providers: &[Provider],
+        resuming: bool,
+        view: &ProgressView,
+    ) -> Option<anyhow::Result<Vec<PositionOutcome>>> {
+        Some(super::interleave::run_sysbench(
+            plan, store, run_id, providers, resuming, view,
+        ))
     }
 }
 
@@ -474,4 +514,44 @@ pub fn housekeeping(
         }
     }
     Ok(())
+}
+
+/// Runs a `tidemark shard`'s part of sysbench test `test` (its
+/// [`TestDef::name`](crate::workload::sysbench::TestDef)) on PostgreSQL:
+/// the shard's clients at the step's knobs, held for the published start.
+pub fn run_shard_part(
+    test: &str,
+    params: &crate::workload::sysbench::SysbenchParams,
+    part: shards::ShardPart<'_>,
+) -> anyhow::Result<crate::runner::StepResult> {
+    let def = crate::workload::sysbench::catalog::suite()
+        .into_iter()
+        .find(|t| t.name() == test)
+        .ok_or_else(|| anyhow::anyhow!("no sysbench test {test} in this tidemark"))?;
+    let suite = Sysbench {
+        params: params.clone(),
+        dialect: crate::db::Dialect::Postgres,
+    };
+    let mut plan = suite.step_plan(&def, part.label);
+    plan.threads = part.count;
+    let schedule = Schedule {
+        hold: part.hold,
+        ..Schedule::PLAIN
+    };
+    let first = part.first;
+    run_step(
+        &plan,
+        schedule,
+        part.connector,
+        &|client| suite.client(&def, first + client),
+        part.cancel,
+        part.live,
+    )
+    .map(|mut r| {
+        for c in &mut r.clients {
+            c.client += first;
+        }
+        r
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }

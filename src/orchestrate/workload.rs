@@ -9,10 +9,37 @@ use std::sync::Arc;
 use super::cancelled;
 use super::step::StepContext;
 use crate::plan::Plan;
+use crate::record::SuiteName;
 use crate::runner::{ClientWork, Schedule, StepPlan, run_step};
 use crate::workload::file::client::{Compiled, Tally, WorkloadClient};
 use crate::workload::file::{Workload, load};
 use crate::workload::{Group, StepInfo};
+
+/// A workload file as a run carries it out.
+pub struct WorkloadSuite;
+
+impl super::suite::SuiteDriver for WorkloadSuite {
+    fn name(&self) -> SuiteName {
+        SuiteName::Workload
+    }
+
+    fn planned_keys(&self, plan: &Plan) -> Vec<String> {
+        planned_keys(plan)
+    }
+
+    /// The file's description beside the sysbench knobs it runs with
+    /// (client counts, seconds, seed).
+    fn params(&self, plan: &Plan) -> serde_json::Result<serde_json::Value> {
+        Ok(serde_json::json!({
+            "sysbench": plan.sysbench,
+            "workload": plan.workload.as_ref().map(|w| w.describe()),
+        }))
+    }
+
+    fn run(&self, plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
+        run(plan, ctx)
+    }
+}
 
 /// The cell keys of the workload's steps: its name at each client count.
 pub fn planned_keys(plan: &Plan) -> Vec<String> {
@@ -153,7 +180,7 @@ fn step_info(w: &Workload, plan: &Plan, threads: u32) -> StepInfo {
     params["warmup_secs"] = plan.sysbench.warmup_secs.into();
     params["seed"] = plan.sysbench.seed.into();
     StepInfo {
-        suite: "workload".into(),
+        suite: SuiteName::Workload.as_str().into(),
         name: w.name.clone(),
         test: w.name.clone(),
         range: None,

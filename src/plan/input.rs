@@ -10,6 +10,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::Overrides;
+use crate::record::SuiteName;
 
 /// The raw options of a run, before [`super::Plan::build`] checks them.
 #[derive(Args, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -205,8 +206,8 @@ impl PlanInput {
     pub fn suite_name(&self) -> &str {
         match &self.suite {
             Some(s) => s,
-            None if self.workload.is_some() => "workload",
-            None if self.tests.iter().any(|t| !t.trim().is_empty()) => "sysbench",
+            None if self.workload.is_some() => SuiteName::Workload.as_str(),
+            None if self.tests.iter().any(|t| !t.trim().is_empty()) => SuiteName::Sysbench.as_str(),
             None => "all",
         }
     }

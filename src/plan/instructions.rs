@@ -5,6 +5,7 @@
 use super::profile::Suite;
 use super::target::TargetSpec;
 use super::{PlanInput, TargetPlan};
+use crate::record::SuiteName;
 use crate::server::mysql::Flavor;
 use crate::workload::sysbench::{TestDef, catalog};
 
@@ -103,7 +104,7 @@ pub(super) fn instruction_events(
             t.spec_text
         ));
     }
-    if suite != Suite::Sysbench {
+    if !suite.is_only(SuiteName::Sysbench) {
         return Err("--instructions counts the sysbench suite only: use --suite sysbench".into());
     }
     if input.cpu_profile {

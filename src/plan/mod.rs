@@ -20,6 +20,7 @@ pub use instructions::{CountedEvents, DEFAULT_INSTRUCTION_EVENTS};
 
 use std::path::PathBuf;
 
+use crate::record::SuiteName;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::load::ExistingTables;
 use crate::workload::sysbench::{SysbenchParams, TestDef, catalog};
@@ -215,7 +216,7 @@ impl Plan {
             .map(|s| parse_setting(s))
             .collect::<Result<Vec<_>, _>>()?;
         let mut targets = targets::build(&input, &settings)?;
-        if suite.runs_sysbench() || suite == Suite::Workload {
+        if suite.runs_sysbench() || suite.runs(SuiteName::Workload) {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
         let workload = workload_file::check(&input, suite, &targets)?;
@@ -241,12 +242,14 @@ impl Plan {
         let sysbench_bytes = u64::from(p.tables) * p.table_size * sizing::SYSBENCH_ROW_BYTES;
         // The Insert Benchmark's tables keep the size l.i0 gives them.
         let ibench_bytes = u64::from(ibench.clients) * ibench.rows_load * sizing::IBENCH_ROW_BYTES;
-        let data_bytes = match suite {
-            Suite::Sysbench => sysbench_bytes,
-            Suite::Ibench => ibench_bytes,
-            Suite::All => sysbench_bytes + ibench_bytes,
-            Suite::Workload => 0,
-        };
+        // What each suite the plan runs loads (a workload file: nothing sized).
+        let data_bytes = (suite.suites().iter())
+            .map(|s| match s {
+                SuiteName::Sysbench => sysbench_bytes,
+                SuiteName::Ibench => ibench_bytes,
+                SuiteName::Workload => 0,
+            })
+            .sum();
         let machine_memory = crate::metrics::host::memory_bytes().unwrap_or(0);
         let sizing = match server_memory {
             Some(memory) => sizing::choose_for_memory(memory, data_bytes, machine_memory),
@@ -563,7 +566,7 @@ mod tests {
         let mut i = input();
         i.suite = Some("ibench".into());
         let p = Plan::build(i.clone()).unwrap();
-        assert_eq!(p.suite, Suite::Ibench);
+        assert_eq!(p.suite, Suite::One(SuiteName::Ibench));
         assert!(p.tests.is_empty(), "no sysbench tests");
         let q = &p.ibench;
         assert_eq!(

@@ -5,53 +5,69 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::knobs::Overrides;
-use crate::knobs::{Applies, ThreadCounts};
+use crate::knobs::ThreadCounts;
+use crate::record::SuiteName;
 use crate::workload::ibench::IbenchParams;
 use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams};
 
-/// The benchmark suites tidemark can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The suite choice of a run (`--suite`): one suite, or `all` of the
+/// built-in ones. The suites themselves and their stored names are
+/// [`SuiteName`]s, so a new suite adds nothing here; [`Suite::suites`] is
+/// the list a run carries out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Suite {
-    Sysbench,
-    /// The Insert Benchmark.
-    Ibench,
+    /// One suite alone (`--suite sysbench`, `ibench`, `workload`).
+    One(SuiteName),
     /// sysbench, then the Insert Benchmark, on each target.
     All,
-    /// A workload file (`--workload`).
-    Workload,
 }
 
 impl Suite {
+    /// The choice written `s` after `--suite`.
     pub fn parse(s: &str) -> Result<Suite, String> {
-        match s {
-            "sysbench" => Ok(Suite::Sysbench),
-            "ibench" => Ok(Suite::Ibench),
-            "all" => Ok(Suite::All),
-            "workload" => Ok(Suite::Workload),
-            other => Err(format!(
+        match (s, SuiteName::parse(s)) {
+            ("all", _) => Ok(Suite::All),
+            (_, Some(name)) => Ok(Suite::One(name)),
+            (other, None) => Err(format!(
                 "unknown suite '{other}': use --suite sysbench, ibench or all"
             )),
         }
     }
 
+    /// The suites this choice runs on each target, in order.
+    pub fn suites(&self) -> &[SuiteName] {
+        match self {
+            Suite::One(name) => std::slice::from_ref(name),
+            Suite::All => &[SuiteName::Sysbench, SuiteName::Ibench],
+        }
+    }
+
+    /// Whether suite `name` is among those this choice runs.
+    pub fn runs(self, name: SuiteName) -> bool {
+        self.suites().contains(&name)
+    }
+
+    /// Whether this choice is suite `name` alone.
+    pub fn is_only(self, name: SuiteName) -> bool {
+        self == Suite::One(name)
+    }
+
+    /// The choice as written after `--suite` and stored with the run.
     pub fn as_str(self) -> &'static str {
         match self {
-            Suite::Sysbench => "sysbench",
-            Suite::Ibench => "ibench",
+            Suite::One(name) => name.as_str(),
             Suite::All => "all",
-            Suite::Workload => "workload",
         }
     }
 
     /// Whether the sysbench suite runs.
     pub fn runs_sysbench(self) -> bool {
-        matches!(self, Suite::Sysbench | Suite::All)
+        self.runs(SuiteName::Sysbench)
     }
 
     /// Whether the Insert Benchmark runs.
     pub fn runs_ibench(self) -> bool {
-        matches!(self, Suite::Ibench | Suite::All)
+        self.runs(SuiteName::Ibench)
     }
 }
 
@@ -196,7 +212,7 @@ pub fn fresh_seed() -> u64 {
 /// The sysbench numbers: the profile's, then the overrides, validated.
 pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<SysbenchParams, String> {
     let mut p = profile.sysbench();
-    o.apply_to(Applies::Sysbench, &mut p);
+    o.apply_to(SuiteName::Sysbench, &mut p);
     if p.tables == 0 {
         return Err("--tables must be at least 1".into());
     }
@@ -252,7 +268,7 @@ pub(super) fn ibench_params(
         }
         None => Profile::Quick.ibench().expect("quick has ibench sizes"),
     };
-    o.apply_to(Applies::Ibench, &mut p);
+    o.apply_to(SuiteName::Ibench, &mut p);
     if !suite.runs_ibench() {
         return Ok(p);
     }
@@ -340,7 +356,7 @@ mod tests {
             (p.slices_for(5.0), p.slices_for(0.5), p.slices_for(600.0)),
             (5, 1, 20)
         );
-        let p = ibench_params(Suite::Sysbench, Profile::Quick, &o).unwrap();
+        let p = ibench_params(Suite::One(SuiteName::Sysbench), Profile::Quick, &o).unwrap();
         assert_eq!((p.clients, p.seed, p.rows_load), (9, 7, 200_000));
     }
 }

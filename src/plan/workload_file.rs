@@ -3,6 +3,7 @@
 //! before any server starts.
 
 use super::{PlanInput, Suite, TargetPlan, TargetSpec};
+use crate::record::SuiteName;
 
 /// The workload file of `--workload`, checked against every target's
 /// family; `None` for the built-in suites.
@@ -13,12 +14,12 @@ pub(super) fn check(
 ) -> Result<Option<crate::workload::file::Workload>, String> {
     use crate::db::Dialect;
     let Some(spec) = &input.workload else {
-        if suite == Suite::Workload {
+        if suite.is_only(SuiteName::Workload) {
             return Err("suite workload needs a file: pass --workload FILE (or tpcb-like, simple-update, select-only)".into());
         }
         return Ok(None);
     };
-    if suite != Suite::Workload {
+    if !suite.is_only(SuiteName::Workload) {
         return Err(format!(
             "--workload runs a workload file, not suite {}: drop --suite or --tests",
             suite.as_str()
@@ -80,7 +81,7 @@ mod tests {
         assert_eq!(w.rate, Some(50.0));
         assert_eq!(
             (p.suite, w.param("scale"), w.retry.max_tries),
-            (Suite::Workload, Some(3), 7)
+            (Suite::One(SuiteName::Workload), Some(3), 7)
         );
     }
 

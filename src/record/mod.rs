@@ -31,5 +31,5 @@ pub use step::{
     ClientResult, Counts, LatencySummary, Progress, RoleClient, RoleResult, RoleSecond,
     SecondSample, StepResult, StepStatus, new_histogram,
 };
-pub use step_info::{Group, StepInfo};
+pub use step_info::{Group, StepInfo, SuiteName};
 pub use target::TargetInfo;

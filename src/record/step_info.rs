@@ -3,6 +3,46 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The suites a stored step can belong to: the one place their stored
+/// names are spelled. [`StepInfo::suite`] holds [`SuiteName::as_str`], so
+/// the store, the export and old runs keep the same text; readers ask
+/// [`StepInfo::suite_is`] instead of comparing strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteName {
+    /// The sysbench suite.
+    Sysbench,
+    /// The Insert Benchmark.
+    Ibench,
+    /// A workload file (`--workload`).
+    Workload,
+}
+
+impl SuiteName {
+    /// Every suite, in the order `--suite all` would run them.
+    pub const ALL: [SuiteName; 3] = [SuiteName::Sysbench, SuiteName::Ibench, SuiteName::Workload];
+
+    /// Stable identifier, as stored, exported and written after `--suite`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteName::Sysbench => "sysbench",
+            SuiteName::Ibench => "ibench",
+            SuiteName::Workload => "workload",
+        }
+    }
+
+    /// The suite stored as `s`, if it is one of these.
+    pub fn parse(s: &str) -> Option<SuiteName> {
+        SuiteName::ALL.into_iter().find(|n| n.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for SuiteName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The sysbench result groups, as the seeds' reports split them, and
 /// the group of a workload file's steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -60,7 +100,9 @@ impl Group {
 /// What the store keeps to identify a step and say what it was.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepInfo {
-    /// `sysbench`, `ibench` or `workload` (a workload file).
+    /// The suite's stored name, [`SuiteName::as_str`] (`sysbench`,
+    /// `ibench`, `workload`): text, so a store written by another version
+    /// still reads.
     pub suite: String,
     /// Unique name within the run, as the seeds write it
     /// (`random-points_range=10`, `point-query.pre_range=100`, `l.i1`).
@@ -84,6 +126,16 @@ pub struct StepInfo {
 }
 
 impl StepInfo {
+    /// Whether the step belongs to suite `suite`.
+    pub fn suite_is(&self, suite: SuiteName) -> bool {
+        self.suite == suite.as_str()
+    }
+
+    /// The step's suite, `None` for a name this version does not know.
+    pub fn suite_name(&self) -> Option<SuiteName> {
+        SuiteName::parse(&self.suite)
+    }
+
     /// What identifies the step within its target and repetition: the
     /// name, and the client count of a sweep point (`point-select@64`).
     pub fn cell_key(&self) -> String {

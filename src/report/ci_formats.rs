@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::gate::{FailOn, GateCell, cells};
 use super::model::Report;
+use crate::record::SuiteName;
 use crate::stats::Verdict;
 
 /// The JUnit XML of `r`: one `testsuite` per suite and group, one
@@ -93,7 +94,7 @@ pub fn bencher(r: &Report) -> String {
         for t in s.groups.iter().flat_map(|g| &g.tests) {
             if let Some(c) = t.cells.first().and_then(Option::as_ref) {
                 put(
-                    "sysbench",
+                    SuiteName::Sysbench.as_str(),
                     &t.name,
                     &r.targets[0].label,
                     "throughput",
@@ -108,7 +109,7 @@ pub fn bencher(r: &Report) -> String {
         for (step, c) in s.steps.iter().zip(&row.cells) {
             if let Some(v) = c.value {
                 put(
-                    "ibench",
+                    SuiteName::Ibench.as_str(),
                     step,
                     &r.targets[0].label,
                     "throughput",

@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use super::model::Report;
+use crate::record::SuiteName;
 use crate::stats::{Interval, Verdict};
 
 /// The exit code of `tidemark report` when a cell's verdict matched
@@ -107,7 +108,7 @@ pub fn cells(r: &Report) -> Vec<GateCell> {
                 for (i, c) in t.cells.iter().enumerate().skip(1) {
                     let Some(c) = c else { continue };
                     out.push(GateCell {
-                        suite: "sysbench",
+                        suite: SuiteName::Sysbench.as_str(),
                         group: g.title.to_string(),
                         test: t.name.clone(),
                         target: r.targets[i].label.clone(),
@@ -146,7 +147,7 @@ pub fn cells(r: &Report) -> Vec<GateCell> {
                     continue;
                 }
                 out.push(GateCell {
-                    suite: "ibench",
+                    suite: SuiteName::Ibench.as_str(),
                     group: "Insert Benchmark".into(),
                     test: step.clone(),
                     target: r

@@ -18,7 +18,7 @@ pub use super::ibench_input::{
     per_client_insert_rate,
 };
 use super::sysbench::Step;
-use crate::record::{self, BASIS_QUERIES, StepStatus};
+use crate::record::{self, BASIS_QUERIES, StepStatus, SuiteName};
 use crate::stats::Interval;
 
 /// The steps in the reference's order.
@@ -253,7 +253,7 @@ pub fn build(columns: &[Column<'_>], bands: Bands) -> Option<IbenchSection> {
                 .target
                 .steps
                 .iter()
-                .filter(|s| s.info.reported && s.info.suite == "ibench")
+                .filter(|s| s.info.reported && s.info.suite_is(SuiteName::Ibench))
                 .map(input_from_step)
                 .collect();
             (c.label.to_string(), steps)

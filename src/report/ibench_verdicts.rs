@@ -9,7 +9,7 @@ use super::basis::Column;
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
 use super::sysbench::{Sample, Step, band_of, compare, median};
-use crate::record::StepStatus;
+use crate::record::{StepStatus, SuiteName};
 
 /// The step's headline rate and its per-second series: qps for query
 /// steps, ips otherwise.
@@ -29,10 +29,9 @@ fn measurements(c: &Column<'_>, step: &str) -> Vec<Sample> {
     c.repetitions
         .iter()
         .filter_map(|t| {
-            let s = t
-                .steps
-                .iter()
-                .find(|s| s.info.reported && s.info.suite == "ibench" && s.info.name == step)?;
+            let s = t.steps.iter().find(|s| {
+                s.info.reported && s.info.suite_is(SuiteName::Ibench) && s.info.name == step
+            })?;
             if !matches!(s.status, StepStatus::Ok | StepStatus::Errors) {
                 return None;
             }

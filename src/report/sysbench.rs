@@ -15,7 +15,7 @@ use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
 };
-use crate::record::{Group, StepStatus, slices};
+use crate::record::{Group, StepStatus, SuiteName, slices};
 use crate::stats::{Interval, Measured, Pool, Verdict, ratio_interval, repetition_logs, verdict};
 use crate::store::StepRecord;
 
@@ -91,7 +91,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     for c in columns {
         for s in &c.target.steps {
             if (s.info.reported || is_pre(&s.info.name))
-                && (s.info.suite == "sysbench" || s.info.suite == "workload")
+                && (s.info.suite_is(SuiteName::Sysbench) || s.info.suite_is(SuiteName::Workload))
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
             {

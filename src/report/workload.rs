@@ -3,6 +3,7 @@
 //! class, and each statement's mean latency, that the step stored in its
 //! metrics.
 
+use crate::record::SuiteName;
 use crate::store::StepRecord;
 
 /// Adds the counts of `v` into `into`: numbers summed key by key, text
@@ -48,7 +49,7 @@ fn worst(into: &mut serde_json::Value, v: &serde_json::Value) {
 /// added up; `None` for sysbench steps.
 pub fn counts<'a>(steps: impl Iterator<Item = &'a StepRecord>) -> Option<serde_json::Value> {
     let mut sum: Option<serde_json::Value> = None;
-    for s in steps.filter(|s| s.info.suite == "workload") {
+    for s in steps.filter(|s| s.info.suite_is(SuiteName::Workload)) {
         if let Some(m) = &s.metrics {
             add(sum.get_or_insert_with(|| serde_json::json!({})), m);
         }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::Renderer;
+use crate::record::{Group, SuiteName};
 use crate::report::model::{Band, Report};
 use crate::store::export::csv_line;
 
@@ -50,10 +51,10 @@ pub fn render(r: &Report) -> String {
             for t in &g.tests {
                 for (c, target) in t.cells.iter().zip(&r.targets) {
                     let Some(c) = c else { continue };
-                    let suite = if g.group == "workload" {
-                        "workload"
+                    let suite = if g.group == Group::Workload.as_str() {
+                        SuiteName::Workload
                     } else {
-                        "sysbench"
+                        SuiteName::Sysbench
                     };
                     let fields = [
                         suite.to_string(),
@@ -86,7 +87,7 @@ pub fn render(r: &Report) -> String {
                     continue;
                 }
                 let fields = [
-                    "ibench".to_string(),
+                    SuiteName::Ibench.to_string(),
                     String::new(),
                     step.clone(),
                     target.label.clone(),

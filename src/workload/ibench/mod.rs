@@ -211,7 +211,7 @@ impl Ibench {
             .map(|c| client_seed(self.params.seed, seq, c))
             .collect();
         StepInfo {
-            suite: "ibench".into(),
+            suite: crate::record::SuiteName::Ibench.as_str().into(),
             name: step.name.clone(),
             test: step.name.clone(),
             range: None,

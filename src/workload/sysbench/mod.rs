@@ -97,7 +97,7 @@ impl Sysbench {
     pub fn step_info(&self, t: &TestDef, dialect: Dialect) -> StepInfo {
         let p = &self.params;
         StepInfo {
-            suite: "sysbench".into(),
+            suite: crate::record::SuiteName::Sysbench.as_str().into(),
             name: t.name(),
             test: t.test.into(),
             range: Some(t.range),
