@@ -34,6 +34,16 @@
 # -95 per statement, in all three repetitions: the patched binary does
 # other work there, not noise), read-write_range=10 1.10 and
 # update-nonindex 0.81 (one repetition each: _int_malloc, AdvanceXLInsertBuffer).
+# The "other work" was the binary's path: a longer path moves the stack, and
+# with it where memcmp's keys fall in their pages (server::stack). With every
+# server started through a path of one length and its environment padded,
+# REPEAT=3 (2026-11-28, 1,216 s under load, /tmp/s12/planted): flagged 12 of
+# the 12 tests where the patch is >= 0.3 %, 14 of 32 in all; the increase
+# matched within 10 % on 30 of 32 (all five above now 0.97-1.07). Off:
+# read-only-simple_range=1000 1.24 (+422, +421, +670) and read-write_range=10
+# 0.85 (+391, +391, +248): one repetition each, glibc malloc's free lists
+# (_int_malloc +192 / -95, unlink_chunk) and, on the first, waiting inside
+# secure_write for the client to take a large result (WaitEventSetWait +128).
 #
 # usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
 #   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
