@@ -507,8 +507,18 @@ mod tests {
             interval: Duration::from_millis(200),
         })
         .unwrap();
+        // The child's own CPU from its stat file, seconds: what the rows
+        // must add up to, however busy the machine is.
+        let pid = busy.id();
+        let cpu_secs = || {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+            let s = super::super::procfs::parse_pid_stat(&text).unwrap();
+            (s.utime + s.stime) as f64 / clock_ticks_per_sec()
+        };
+        let before = cpu_secs();
         std::thread::sleep(Duration::from_millis(700));
         let out = sampler.stop();
+        let used = cpu_secs() - before;
         let _ = busy.kill();
         let _ = busy.wait();
         assert!(out.rows.len() >= 3, "{} rows", out.rows.len());
@@ -516,7 +526,13 @@ mod tests {
         let full = &out.rows[1];
         assert!(full.us + full.sy + full.id + full.wa + full.st > 99.0);
         assert!(full.cs > 0.0);
-        assert!(full.server_cpu_pct.unwrap() > 20.0, "{full:?}");
+        let sampled: f64 = (out.rows.iter())
+            .map(|r| r.server_cpu_pct.unwrap() / 100.0 * r.secs)
+            .sum();
+        assert!(
+            used > 0.05 && (sampled - used).abs() <= 0.03,
+            "{sampled} s sampled, {used} s used"
+        );
         assert!(full.server_rss_bytes.unwrap() > 0);
         assert!(
             out.rows.iter().all(|r| r.server_read_kbps.is_some()),

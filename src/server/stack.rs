@@ -28,6 +28,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable whose value pads a server's initial stack.
 pub const PAD_VAR: &str = "TIDEMARK_STACK_PAD";
@@ -57,8 +58,15 @@ pub fn fixed_length_path(program: &Path) -> Result<PathBuf, String> {
         if std::fs::read_link(&link).ok().as_deref() == Some(dir) {
             return Ok(());
         }
-        // A new link replaces a stale one in one step.
-        let tmp = root.join(format!(".{}.{}", hasher.finish(), std::process::id()));
+        // A new link replaces a stale one in one step; the temporary name
+        // is this call's own, so servers started at once do not collide.
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, Ordering::Relaxed);
+        let tmp = root.join(format!(
+            ".{}.{}.{call}",
+            hasher.finish(),
+            std::process::id()
+        ));
         let _ = std::fs::remove_file(&tmp);
         std::os::unix::fs::symlink(dir, &tmp)?;
         std::fs::rename(&tmp, &link)
