@@ -44,6 +44,13 @@
 # 0.85 (+391, +391, +248): one repetition each, glibc malloc's free lists
 # (_int_malloc +192 / -95, unlink_chunk) and, on the first, waiting inside
 # secure_write for the client to take a large result (WaitEventSetWait +128).
+# With secure_write and AdvanceXLInsertBuffer (WAL pages the WAL writer may
+# initialise first) left out of a client's count too, REPEAT=3 (2026-11-28,
+# under load, /tmp/s12/planted3): flagged 12 of 12, 14 of 32 in all; within
+# 10 % on 30 of 32. Off, one repetition each: read-only-simple 0.84
+# (_int_malloc -192) and update-inlist 0.68 (GetXLogBuffer's slow path and
+# the WAL insertion locks). Next to try: wal_writer_delay = 10s and fixed
+# malloc thresholds for counted servers.
 #
 # usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
 #   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
