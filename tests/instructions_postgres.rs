@@ -48,6 +48,7 @@ fn two_servers_under_valgrind_count_each_steps_interval() {
         let settings = &doc["runs"][0]["targets"][pos]["settings"];
         assert_eq!(settings["autovacuum"], "off", "{settings}");
         assert_eq!(settings["checkpoint_timeout"], "1d", "{settings}");
+        assert_eq!(settings["wal_writer_delay"], "10s", "{settings}");
         let point = counted(&doc, pos, "point-query_range=100");
         let rw = counted(&doc, pos, "read-only_range=10");
         assert_eq!(point["events"], 60, "{point}");
