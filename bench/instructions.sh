@@ -49,8 +49,11 @@
 # under load, /tmp/s12/planted3): flagged 12 of 12, 14 of 32 in all; within
 # 10 % on 30 of 32. Off, one repetition each: read-only-simple 0.84
 # (_int_malloc -192) and update-inlist 0.68 (GetXLogBuffer's slow path and
-# the WAL insertion locks). Next to try: wal_writer_delay = 10s and fixed
-# malloc thresholds for counted servers.
+# the WAL insertion locks). With wal_writer_delay = 10s for counted servers
+# (2026-11-28, under load, /tmp/s12/planted4): flagged 12 of 12, 14 of 32 in
+# all; within 10 % on 31 of 32. Off: read-write_range=10 0.84 (+245, +389,
+# +394: _int_malloc -95 and unlink_chunk -46 in the first repetition).
+# Next to try: fixed malloc thresholds for counted servers.
 #
 # usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
 #   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
