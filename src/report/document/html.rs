@@ -37,6 +37,14 @@ pub fn write(o: &mut String, blocks: &[Block]) {
                 }
                 o.push_str("</ul>\n");
             }
+            Block::Notes(items) if !items.is_empty() => {
+                o.push_str("<div class=\"notes\"><b>Read first:</b><ul>");
+                for i in items {
+                    let _ = write!(o, "<li>{}</li>", esc(i));
+                }
+                o.push_str("</ul></div>\n");
+            }
+            Block::Notes(_) => {}
             Block::Table(t) => table(o, t),
             Block::Diff { titles, rows } => diff(o, titles, rows),
             Block::Chart(c) => {

@@ -31,6 +31,14 @@ pub fn write(o: &mut String, blocks: &[Block]) {
                 }
                 o.push('\n');
             }
+            Block::Notes(items) if !items.is_empty() => {
+                o.push_str("**Read first:**\n\n");
+                for i in items {
+                    let _ = writeln!(o, "- {i}");
+                }
+                o.push('\n');
+            }
+            Block::Notes(_) => {}
             Block::Table(t) => table(o, t),
             Block::Diff { rows, .. } => diff(o, rows),
             Block::Markdown(text) => o.push_str(text),

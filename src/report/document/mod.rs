@@ -43,6 +43,9 @@ pub enum Block {
     Commands(Vec<String>),
     /// A bullet list of plain text.
     List(Vec<String>),
+    /// What to read before the numbers ("Read first:" and a list, boxed on
+    /// the page); nothing when empty.
+    Notes(Vec<String>),
     /// A table.
     Table(Table),
     /// Two versions of a text line by line (a query plan): a `diff` block

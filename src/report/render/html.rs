@@ -2,7 +2,8 @@
 //! charts, no fonts, images or scripts from the network (one small inline
 //! script filters groups and tests; the page reads the same without it).
 //! It opens from a file, a mail attachment or a static web server, and
-//! prints well. The first screen is the summary
+//! prints well. It lays out [`crate::report::sections::parts`] in order;
+//! the first screen is the summary
 //! ([`crate::report::sections::summary`]), right under the title.
 
 use std::fmt::Write as _;
@@ -13,7 +14,6 @@ use super::Renderer;
 
 use super::svg::esc;
 use crate::report::model::Report;
-use crate::report::sections::{server, summary};
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;margin:0 auto;max-width:1200px;padding:16px 24px}
@@ -72,50 +72,8 @@ pub fn render(r: &Report) -> String {
         esc(&r.base)
     );
     super::html_nav::toc(&mut o, r);
-    crate::report::document::html::write(&mut o, &[summary::section(r)]);
-    if !r.notes.is_empty() {
-        o.push_str("<div class=\"notes\"><b>Read first:</b><ul>");
-        for n in &r.notes {
-            let _ = write!(o, "<li>{}</li>", esc(n));
-        }
-        o.push_str("</ul></div>\n");
-    }
-    crate::report::document::html::write(&mut o, &[crate::report::sections::context::section(r)]);
-    if let Some(s) = &r.sweep {
-        crate::report::document::html::write(&mut o, &[crate::report::sections::sweep::section(s)]);
-    }
-    if let Some(s) = &r.sysbench {
-        crate::report::document::html::write(
-            &mut o,
-            &[crate::report::sections::sysbench::section(r, s)],
-        );
-    }
-    if let Some(s) = crate::report::sections::instructions::section(r) {
-        crate::report::document::html::write(&mut o, &[s]);
-    }
-    if let Some(chain) = crate::report::sections::chain::section(r) {
-        crate::report::document::html::write(&mut o, &[chain]);
-    }
-    if let Some(s) = &r.ibench {
-        crate::report::document::html::write(
-            &mut o,
-            &[crate::report::sections::ibench::section(r, s)],
-        );
-    }
-    if let Some(s) = &r.server {
-        crate::report::document::html::write(&mut o, &[server::counters(r, s)]);
-    }
-    if let Some(s) = &r.profiles {
-        super::html_profile::section(&mut o, r, s);
-    }
-    if !r.storage.is_empty() {
-        crate::report::document::html::write(&mut o, &[server::storage(r, &r.storage)]);
-    }
-    if let Some(shards) = crate::report::sections::shards::section(&r.shards) {
-        crate::report::document::html::write(&mut o, &[shards]);
-    }
-    if let Some(plans) = crate::report::sections::plans::section(r) {
-        crate::report::document::html::write(&mut o, &[plans]);
+    for part in crate::report::sections::parts(r) {
+        crate::report::document::html::write(&mut o, &part.on_page());
     }
     o.push_str(super::html_nav::SCRIPT);
     o.push_str("</body></html>\n");

@@ -4,15 +4,13 @@
 //! [`Renderer`], added to [`ALL`] with its file name.
 //!
 //! [`markdown`] (paste into a post) and [`html`] (one self-contained page,
-//! with [`svg`] charts and [`html_profile`] flamegraphs) lay out the
-//! sections of [`crate::report::sections`], which hold the tables once as a
-//! [`crate::report::document`]; [`json`] (the whole model) and [`csv`]
+//! with [`svg`] charts) lay out the parts of [`crate::report::sections`],
+//! which hold the tables once as a [`crate::report::document`]; [`json`] (the whole model) and [`csv`]
 //! (one row per test and target) write the model itself.
 
 pub mod csv;
 pub mod html;
 pub mod html_nav;
-pub mod html_profile;
 pub mod json;
 pub mod markdown;
 pub mod svg;

@@ -179,3 +179,29 @@ fn capitalised(text: &str) -> String {
         .map(|f| f.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
+
+/// Each managed target's configuration file as the server read it, in a
+/// fenced block (fenced longer than any backtick run inside it): Markdown
+/// only. `None` when no target has one.
+pub fn config_files(r: &Report) -> Option<Block> {
+    let files: Vec<_> = r
+        .targets
+        .iter()
+        .zip(&r.context.targets)
+        .filter(|(_, x)| !x.config_text.trim().is_empty())
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    let mut o = String::from("## Configuration files\n\n");
+    for (t, x) in files {
+        let text = x.config_text.trim_end();
+        let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat((longest + 1).max(3));
+        o.push_str(&format!(
+            "### {} ({})\n\n{fence}\n{text}\n{fence}\n\n",
+            t.column, t.label
+        ));
+    }
+    Some(Block::Markdown(o))
+}

@@ -1,10 +1,11 @@
 //! The sections that explain a number, as a document: the server's own
 //! counters per step (with per-second charts of the few that explain
 //! most), the storage detail (iostat and the data directory's size) and
-//! the CPU profiles' top functions; each a table with a row per counter,
-//! each target's value and its ratio to the base.
+//! the CPU profiles' top functions (drawn by [`super::profiles`]); each a
+//! table with a row per counter, each target's value and its ratio to the
+//! base.
 
-use crate::report::cpu_profile::{ProfileSection, ProfileStep};
+use crate::report::cpu_profile::ProfileStep;
 use crate::report::document::{Block, Cell, Chart, Column, Row, Table};
 use crate::report::model::Report;
 use crate::report::render::svg::esc;
@@ -68,7 +69,7 @@ fn summary(name: &str) -> String {
 
 /// Why a target has no counters or profile: a Markdown list, a line each
 /// on the page.
-fn missing(r: &Report, why: &[Option<String>], what: &str) -> Vec<Block> {
+pub(super) fn missing(r: &Report, why: &[Option<String>], what: &str) -> Vec<Block> {
     let mut md = String::new();
     let mut html = String::new();
     for (t, why) in r.targets.iter().zip(why) {
@@ -103,31 +104,6 @@ pub fn storage(r: &Report, steps: &[StorageStep]) -> Block {
         blocks.push(Block::Html("</details>\n".into()));
     }
     Block::section("storage", "Storage detail", blocks)
-}
-
-/// The CPU profiles in Markdown: per step the top functions by self CPU
-/// µs per operation (the page adds the flamegraphs,
-/// [`crate::report::render::html_profile`]).
-pub fn profiles_markdown(r: &Report, s: &ProfileSection) -> Vec<Block> {
-    let mut blocks = vec![
-        Block::Markdown("## CPU profiles\n\n".into()),
-        Block::Para(
-            "The server's processes sampled with `perf record -e cpu-clock -g` during the measured \
-             interval; self CPU µs per operation of the top functions (flamegraphs in the HTML \
-             report)."
-                .into(),
-        ),
-    ];
-    blocks.extend(missing(r, &s.missing, "no profile: "));
-    blocks.push(Block::Markdown("\n".into()));
-    for step in &s.steps {
-        blocks.push(Block::Heading(format!(
-            "Top functions of {} ({})",
-            step.name, step.per
-        )));
-        blocks.push(Block::Table(top_functions(r, step, "function")));
-    }
-    blocks
 }
 
 /// A step's top functions: self CPU µs per operation on each target and

@@ -1,7 +1,7 @@
-//! The CPU-profile section of the HTML report: per step a flamegraph per
+//! The CPU-profile section: in Markdown per step the table of top
+//! functions by CPU µs per operation; on the page also a flamegraph per
 //! target and a differential one base → target (drawn by `inferno`, as
-//! static SVG without its script, so the page stays script-free), and the
-//! table of top functions by CPU µs per operation.
+//! static SVG without its script, so the page stays script-free).
 //!
 //! In the differential graph the base's counts are scaled to the target's
 //! number of operations first, so a frame's colour says whether it costs
@@ -11,13 +11,50 @@ use std::fmt::Write as _;
 
 use inferno::flamegraph::{self, Options};
 
-use super::svg::esc;
+use super::server::{missing, top_functions};
 use crate::report::cpu_profile::{ProfileSection, ProfileStep, scaled};
+use crate::report::document::Block;
 use crate::report::format::opt_amount;
 use crate::report::model::Report;
+use crate::report::render::svg::esc;
 
-/// Appends the section to `o`.
-pub(super) fn section(o: &mut String, r: &Report, s: &ProfileSection) {
+/// The section's blocks: [`markdown`]'s for Markdown, [`page`]'s markup
+/// for the page.
+pub fn blocks(r: &Report, s: &ProfileSection) -> Vec<Block> {
+    let mut o = String::new();
+    page(&mut o, r, s);
+    vec![
+        Block::Markdown(crate::report::document::markdown::render(&markdown(r, s))),
+        Block::Html(o),
+    ]
+}
+
+/// The CPU profiles in Markdown: per step the top functions by self CPU
+/// µs per operation (the page adds the flamegraphs, [`page`]).
+fn markdown(r: &Report, s: &ProfileSection) -> Vec<Block> {
+    let mut blocks = vec![
+        Block::Markdown("## CPU profiles\n\n".into()),
+        Block::Para(
+            "The server's processes sampled with `perf record -e cpu-clock -g` during the measured \
+             interval; self CPU µs per operation of the top functions (flamegraphs in the HTML \
+             report)."
+                .into(),
+        ),
+    ];
+    blocks.extend(missing(r, &s.missing, "no profile: "));
+    blocks.push(Block::Markdown("\n".into()));
+    for step in &s.steps {
+        blocks.push(Block::Heading(format!(
+            "Top functions of {} ({})",
+            step.name, step.per
+        )));
+        blocks.push(Block::Table(top_functions(r, step, "function")));
+    }
+    blocks
+}
+
+/// Appends the page's section to `o`.
+fn page(o: &mut String, r: &Report, s: &ProfileSection) {
     o.push_str("<section id=\"cpu-profiles\"><h2>CPU profiles</h2>\n");
     o.push_str(
         "<p class=\"legend\">The server's processes sampled with <code>perf record -e cpu-clock -g</code> \
@@ -65,7 +102,7 @@ pub(super) fn section(o: &mut String, r: &Report, s: &ProfileSection) {
 
 fn top_table(o: &mut String, r: &Report, step: &ProfileStep) {
     let title = format!("function (self CPU µs {})", step.per);
-    let table = crate::report::sections::server::top_functions(r, step, &title);
+    let table = top_functions(r, step, &title);
     crate::report::document::html::table(o, &table);
 }
 
