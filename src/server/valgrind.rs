@@ -126,6 +126,10 @@ const VGDB_WAIT: Duration = Duration::from_secs(120);
 /// How long background processes may take to answer a reload.
 const RELOAD_WAIT: Duration = Duration::from_secs(20);
 
+/// How long a counted step waits for the postmaster to reap the backends
+/// of earlier connections ([`Server::wait_reaped`]).
+const REAP_WAIT: Duration = Duration::from_secs(20);
+
 /// Why Valgrind cannot count here, or `None` when it can.
 pub fn unavailable() -> Option<String> {
     match std::process::Command::new("valgrind")
@@ -231,6 +235,55 @@ impl Server {
         match self {
             Server::Postgres { .. } => &PG_CLIENT_LEFT_OUT,
             Server::Mariadb { .. } => &[],
+        }
+    }
+
+    /// PostgreSQL: waits (up to [`REAP_WAIT`]) until the postmaster has
+    /// reaped every client backend of earlier connections (the previous
+    /// step's clients, the VACUUM and CHECKPOINT before this one), so that
+    /// the clients about to connect fork from a postmaster whose heap went
+    /// through the same allocations and frees in the same order whatever the
+    /// timing. A child's heap is the postmaster's at the fork; under
+    /// Valgrind a backend takes a while to exit (it writes its counts), and
+    /// whether the postmaster had freed its entry before the next fork
+    /// changed which paths glibc's malloc took in that child for the whole
+    /// step (`_int_malloc` −95, `unlink_chunk` −46 instructions per statement
+    /// in one repetition of a planted run). What stays is what
+    /// `pg_stat_activity` lists (a backend leaves it early in its exit,
+    /// long before Valgrind has written its counts): the background
+    /// processes and connections open now, such as tidemark's own, but not
+    /// the connection that asks, which is waited for too (found by its port:
+    /// `pg_backend_pid()` is the marker).
+    fn wait_reaped(&self, connector: &dyn Connector) -> Result<(), DbError> {
+        let Server::Postgres { postmaster_pid } = *self else {
+            return Ok(());
+        };
+        let staying: Vec<u32> = {
+            let mut conn = connector.connect()?;
+            conn.query_text(
+                "SELECT pid FROM pg_stat_activity \
+                 WHERE client_port IS DISTINCT FROM inet_client_port()",
+            )?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
+            .collect()
+        };
+        let path = format!("/proc/{postmaster_pid}/task/{postmaster_pid}/children");
+        let deadline = Instant::now() + REAP_WAIT;
+        let mut children = Vec::new();
+        loop {
+            children.clear();
+            match std::fs::read_to_string(&path) {
+                Ok(text) => crate::metrics::procfs::parse_children(&text, &mut children),
+                // No such file (an old kernel): nothing to wait on.
+                Err(_) => return Ok(()),
+            }
+            if children.iter().all(|c| staying.contains(c)) || Instant::now() >= deadline {
+                // Past the deadline the count is still right, only less
+                // repeatable: carry on.
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -569,6 +622,7 @@ impl Counting {
             events_per_client: Some(self.events_per_client),
             ..Schedule::PLAIN
         };
+        self.server.wait_reaped(connector)?;
         let result = run_step(plan, schedule, connector, &wrapped, cancel, on_progress)?;
         let background = meeting.state.lock().expect("meeting").1.take();
         let count = (|| {
