@@ -333,3 +333,58 @@ fn servers_and_clients_run_on_the_cpus_given() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--server-cpus"), "{}", stderr(&out));
 }
+
+/// With one client per step and no placement given, the servers and the
+/// client share one CPU, said in one line and recorded with the run; with
+/// two clients, or `all`, nothing is placed.
+#[test]
+fn one_client_shares_a_cpu_with_its_server_by_default() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results").display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--suite",
+            "sysbench",
+            "--results",
+            &results,
+            "--tests",
+            "point-query",
+            "--table-size",
+            "2000",
+            "--read-secs",
+            "1",
+            "--warmup-secs",
+            "0",
+            "--no-report",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_tidemark(&args);
+        assert_success(&out);
+        out
+    };
+    let out = run(&[]);
+    assert!(
+        stderr(&out).contains("placement: the servers and the client share CPU"),
+        "{}",
+        stderr(&out)
+    );
+    run(&["--threads", "2"]);
+    run(&["--server-cpus", "all", "--client-cpus", "all"]);
+    let raw = export_json(&results);
+    let params = |i: usize| raw["runs"][i]["params"].clone();
+    let first = params(0);
+    assert_eq!(first["server_cpus"], first["client_cpus"]);
+    let cpu: usize = first["server_cpus"].as_str().unwrap().parse().unwrap();
+    assert!(cpu < std::thread::available_parallelism().unwrap().get());
+    assert!(params(1).get("server_cpus").is_none(), "{}", params(1));
+    // `all`: every CPU this process may use, as taskset writes them.
+    let all = params(2)["server_cpus"].as_str().unwrap().to_string();
+    assert_eq!(params(2)["client_cpus"], all.as_str());
+    let allowed = allowed_cpus("/proc/self").unwrap();
+    assert_eq!(all, allowed);
+}

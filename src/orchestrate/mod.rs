@@ -74,6 +74,8 @@ fn install_signal_handlers() {
 /// Runs the plan as a new run; returns the exit code (0; 1 when a target
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
+    let placed = plan.placed();
+    let plan = placed.as_ref().unwrap_or(plan);
     check_profiling(plan)?;
     check_valgrind(plan)?;
     place_cpus(plan)?;
@@ -85,6 +87,8 @@ pub fn run(plan: &Plan) -> anyhow::Result<i32> {
 /// Continues run `run_id` (its plan rebuilt from the store), skipping the
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
+    let placed = plan.placed();
+    let plan = placed.as_ref().unwrap_or(plan);
     check_profiling(plan)?;
     check_valgrind(plan)?;
     place_cpus(plan)?;
@@ -118,9 +122,18 @@ fn check_valgrind(plan: &Plan) -> anyhow::Result<()> {
     }
 }
 
-/// `--server-cpus` / `--client-cpus`: placed before any thread or server
-/// starts, so every thread tidemark starts inherits the client CPUs.
+/// `--server-cpus` / `--client-cpus`, or the default of one client per
+/// step (`plan::placement`, said in one line): placed before any thread or
+/// server starts, so every thread tidemark starts inherits the client CPUs.
 fn place_cpus(plan: &Plan) -> anyhow::Result<()> {
+    let given = plan.input.server_cpus.is_some() || plan.input.client_cpus.is_some();
+    if let (false, Some(cpus)) = (given, &plan.server_cpus) {
+        eprintln!(
+            "placement: the servers and the client share CPU {} (one client per step: \
+             half the noise where measured; --server-cpus all --client-cpus all to leave them unplaced)",
+            crate::util::cpus::format_list(cpus)
+        );
+    }
     if plan.server_cpus.is_some() || plan.client_cpus.is_some() {
         crate::util::cpus::place(plan.server_cpus.as_deref(), plan.client_cpus.as_deref())
             .map_err(|e| anyhow::anyhow!("cannot place tidemark on --client-cpus: {e}"))?;

@@ -57,11 +57,15 @@ pub struct PlanInput {
     /// (a fraction or a percentage; default 3%).
     #[arg(long, value_name = "FRACTION")]
     pub min_effect: Option<String>,
-    /// CPUs the managed servers run on (0-1,3 as taskset writes them);
-    /// recorded with the run.
+    /// CPUs the managed servers run on (0-1,3 as taskset writes them, or
+    /// all); recorded with the run. Default: with one client per step on
+    /// servers tidemark starts (sysbench, up to 2M rows), the servers and
+    /// the client share the least busy CPU (measured: half the noise);
+    /// otherwise unplaced.
     #[arg(long, value_name = "CPUS")]
     pub server_cpus: Option<String>,
-    /// CPUs tidemark's client threads run on; recorded with the run.
+    /// CPUs tidemark's client threads run on (or all); recorded with the
+    /// run. Default: see --server-cpus.
     #[arg(long, value_name = "CPUS")]
     pub client_cpus: Option<String>,
     /// Split each step's clients over shards that start together and are

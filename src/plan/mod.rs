@@ -7,6 +7,7 @@ pub mod connections;
 pub mod file;
 mod input;
 pub mod interleave;
+pub mod placement;
 mod profile;
 mod sets;
 pub mod sizing;
@@ -96,7 +97,7 @@ pub struct Plan {
     /// Smallest change the end-of-run report's verdicts report.
     pub min_effect: f64,
     /// CPUs for the managed servers and for tidemark's clients (`None`:
-    /// not placed).
+    /// not placed; [`Plan::placed`] applies the default when a run starts).
     pub server_cpus: Option<Vec<usize>>,
     pub client_cpus: Option<Vec<usize>>,
     /// `--client-hosts`: each step's clients split over shards (`None`:

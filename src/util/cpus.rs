@@ -20,14 +20,18 @@ struct Placement {
     original: libc::cpu_set_t,
 }
 
-/// Parses a CPU list as `taskset -c` writes it (`0`, `0,2`, `1-3,6`) and
-/// checks every CPU against those this process may use. One-line errors
+/// Parses a CPU list as `taskset -c` writes it (`0`, `0,2`, `1-3,6`), or
+/// `all` (every CPU this process may use), and checks every CPU against
+/// those this process may use. One-line errors
 /// name the option `what`.
 pub fn parse_cpu_list(text: &str, what: &str) -> Result<Vec<usize>, String> {
     let usable = usable_cpus();
+    if text.trim() == "all" {
+        return Ok(usable);
+    }
     let err = |detail: String| {
         format!(
-            "{what} {text:?}: {detail}; give CPU numbers or ranges, e.g. 0 or 0-1,3 (usable here: {})",
+            "{what} {text:?}: {detail}; give CPU numbers or ranges, e.g. 0 or 0-1,3, or all (usable here: {})",
             format_list(&usable)
         )
     };
@@ -49,6 +53,37 @@ pub fn parse_cpu_list(text: &str, what: &str) -> Result<Vec<usize>, String> {
     }
     out.sort_unstable();
     Ok(out)
+}
+
+/// Of `cpus`, the one that was least busy over the next 100 ms (`/proc/stat`),
+/// the last of equals; `None` for no CPUs. Without `/proc/stat`, the last.
+pub fn least_busy(cpus: &[usize]) -> Option<usize> {
+    let busy = |text: &str| -> Vec<(usize, u64)> {
+        text.lines()
+            .filter_map(|l| {
+                let mut words = l.split_ascii_whitespace();
+                let cpu: usize = words.next()?.strip_prefix("cpu")?.parse().ok()?;
+                let ticks: Vec<u64> = words.filter_map(|w| w.parse().ok()).collect();
+                // user nice system idle iowait …: busy is all but idle and iowait.
+                let total: u64 = ticks.iter().sum();
+                let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
+                Some((cpu, total - idle.min(total)))
+            })
+            .collect()
+    };
+    let before = std::fs::read_to_string("/proc/stat").map(|t| busy(&t));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let after = std::fs::read_to_string("/proc/stat").map(|t| busy(&t));
+    let used = |cpu: usize| -> u64 {
+        match (&before, &after) {
+            (Ok(b), Ok(a)) => {
+                let get = |v: &[(usize, u64)]| v.iter().find(|(c, _)| *c == cpu).map_or(0, |x| x.1);
+                get(a).saturating_sub(get(b))
+            }
+            _ => 0,
+        }
+    };
+    cpus.iter().rev().min_by_key(|&&c| used(c)).copied()
 }
 
 /// `0-1,3` for [0, 1, 3].
