@@ -53,7 +53,13 @@
 # (2026-11-28, under load, /tmp/s12/planted4): flagged 12 of 12, 14 of 32 in
 # all; within 10 % on 31 of 32. Off: read-write_range=10 0.84 (+245, +389,
 # +394: _int_malloc -95 and unlink_chunk -46 in the first repetition).
-# Next to try: fixed malloc thresholds for counted servers.
+# With counted clients forking only after the postmaster reaped earlier
+# backends (server::valgrind, Server::wait_reaped), REPEAT=3 (2026-11-28,
+# 1,207 s under load, /tmp/s13/planted5): flagged 12 of 12, 14 of 32 in
+# all; within 10 % on 31 of 32, read-write_range=10 now 0.963. Off: scan
+# 1.164 (+436, +490, +492 per statement against 406, on a statement of
+# 97 M instructions counted 10 times a step: 67 instructions in 97 M, where
+# one stats flush or catalog lookup in a step is 30-80 per statement).
 #
 # usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
 #   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
