@@ -15,7 +15,8 @@
 //!
 //! So a managed server is started through a path of the same length for
 //! every install ([`fixed_length_path`]: a link named by a hash of the
-//! install's directory), and its environment is padded so that its
+//! install's directory; PostgreSQL always, MariaDB and MySQL under
+//! Valgrind, where their option file names the real basedir), and its environment is padded so that its
 //! arguments and environment take a whole number of pages
 //! ([`even_out`]). Then every server of one family has the same stack
 //! offsets, under Valgrind exactly. Without Valgrind the kernel moves

@@ -191,7 +191,14 @@ impl ManagedMysql {
                 user.chown_tree(dir)?;
                 let wrapper = super::valgrind::mariadb_wrapper(dir);
                 let mut cmd = bin.command(Path::new(&wrapper[0]), &user);
-                cmd.args(&wrapper[1..]).arg(&bin.server);
+                // Through a path of one length for every install, as
+                // PostgreSQL always is (`server::stack`): under Valgrind the
+                // stack's offsets follow the path's length. Only here: the
+                // option file names the real basedir, and without Valgrind
+                // the kernel randomises the stack anyway.
+                let exe = super::stack::fixed_length_path(&bin.server)
+                    .unwrap_or_else(|_| bin.server.clone());
+                cmd.args(&wrapper[1..]).arg(exe);
                 cmd.envs(super::valgrind::VGDB_ENV);
                 cmd
             }
