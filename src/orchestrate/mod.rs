@@ -25,7 +25,7 @@ pub mod shards;
 pub mod step;
 pub mod suite;
 pub mod sysbench;
-pub mod workload;
+pub mod workload_file;
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -21,7 +21,7 @@ use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
 use crate::record::StepInstructions;
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
-use crate::store::{StepRecord, Store};
+use crate::store::{Store, StoredStep};
 use crate::workload::StepInfo;
 
 /// Everything a suite driver needs to run steps on one target.
@@ -46,7 +46,7 @@ pub struct StepContext<'a> {
     pub counted: CountSlot,
     /// Steps of this target and repetition measured by an earlier attempt
     /// of the run (`--resume`), by name: kept, not run again.
-    pub measured: HashMap<String, StepRecord>,
+    pub measured: HashMap<String, StoredStep>,
 }
 
 /// A step being measured on one target ([`StepContext::begin`]): its host
@@ -146,7 +146,7 @@ impl<'a> StepContext<'a> {
         store: &'a mut Store,
         view: &'a ProgressView,
         (server, label, target_id): (&'a mut dyn TargetServer, &str, i64),
-        measured: HashMap<String, StepRecord>,
+        measured: HashMap<String, StoredStep>,
     ) -> StepContext<'a> {
         StepContext {
             store,
@@ -405,7 +405,7 @@ impl StepContext<'_> {
         &mut self,
         seq: u32,
         total: usize,
-        record: &StepRecord,
+        record: &StoredStep,
     ) -> anyhow::Result<StepResult> {
         // A suite's own headline number (ibench: ips or qps) when it has one.
         let rate = record

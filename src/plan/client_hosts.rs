@@ -124,7 +124,7 @@ pub fn from_plan(
         return Ok(None);
     };
     let mut hosts = ClientHosts::parse(text)?;
-    if suite.runs(crate::record::SuiteName::Workload) {
+    if suite.runs(crate::record::SuiteName::WorkloadFile) {
         return Err(format!(
             "--client-hosts {text}: shards split the sysbench suite and the Insert Benchmark; a workload file runs its clients from this host: drop --client-hosts"
         ));
