@@ -208,8 +208,8 @@ impl Store {
                 tidemark_version: r.get("tidemark_version")?,
                 profile: r.get("profile")?,
                 suite: r.get("suite")?,
-                params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
-                host: json(&r.get::<String>("host_json")?, "host_json", &whose)?,
+                params: get_json(&r, "params_json", &whose)?,
+                host: get_json(&r, "host_json", &whose)?,
             },
             finished_at: r.get("finished_at")?,
             status: r.get("status")?,
@@ -247,27 +247,21 @@ impl Store {
 /// metrics.
 fn load_step_details(db: &mut Backend, step: &mut StoredStep) -> Result<()> {
     let id = params![step.id];
-    step.per_second = db
-        .query(
-            "SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec",
-            &id,
-        )?
-        .iter()
-        .map(|r| {
+    step.per_second = db.query_map(
+        "SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec",
+        &id,
+        |r| {
             Ok(SecondSample {
                 sec: r.get("sec")?,
                 counts: get_counts(&r)?,
                 max_latency_us: r.get("max_latency_us")?,
             })
-        })
-        .collect::<Result<_>>()?;
-    step.clients = db
-        .query(
-            "SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client",
-            &id,
-        )?
-        .iter()
-        .map(|r| {
+        },
+    )?;
+    step.clients = db.query_map(
+        "SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client",
+        &id,
+        |r| {
             Ok(ClientResult {
                 client: r.get("client")?,
                 events: r.get("events")?,
@@ -275,16 +269,13 @@ fn load_step_details(db: &mut Backend, step: &mut StoredStep) -> Result<()> {
                 errors: r.get("errors")?,
                 finish_secs: r.get("finish_secs")?,
             })
-        })
-        .collect::<Result<_>>()?;
-    step.plans = db
-        .query(
-            "SELECT statement, plan_text FROM step_plans WHERE step_id = ?1 ORDER BY rowid",
-            &id,
-        )?
-        .iter()
-        .map(|r| Ok((r.at(0)?, r.at(1)?)))
-        .collect::<Result<_>>()?;
+        },
+    )?;
+    step.plans = db.query_map(
+        "SELECT statement, plan_text FROM step_plans WHERE step_id = ?1 ORDER BY rowid",
+        &id,
+        |r| Ok((r.at(0)?, r.at(1)?)),
+    )?;
     step.roles = super::role_rows::load_roles(db, step.id)?;
     step.host = super::host_rows::load(db, step.id)?;
     Ok(())
@@ -305,9 +296,9 @@ fn target_from_row(r: &Row<'_>) -> Result<StoredTarget> {
             version_number: r.get("version_number")?,
             config_name: r.get("config_name")?,
             config_text: r.get("config_text")?,
-            settings: json(&r.get::<String>("settings_json")?, "settings_json", &whose)?,
+            settings: get_json(r, "settings_json", &whose)?,
             managed: r.get("managed")?,
-            extra: json(&r.get::<String>("extra_json")?, "extra_json", &whose)?,
+            extra: get_json(r, "extra_json", &whose)?,
         },
         status: r.get("status")?,
         failure: r.get("failure")?,
@@ -334,7 +325,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StoredStep> {
                 .transpose()?,
             reported: r.get("reported")?,
             note: r.get("note")?,
-            params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
+            params: get_json(r, "params_json", &whose)?,
             sweep_threads: r.get("sweep_threads")?,
         },
         status: StepStatus::parse(&status)
@@ -348,11 +339,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StoredStep> {
         rows_per_sec: r.get("rows_per_sec")?,
         latency: get_latency(r)?,
         client_cpu_secs: r.get("client_cpu_secs")?,
-        error_samples: json(
-            &r.get::<String>("error_samples_json")?,
-            "error_samples_json",
-            &whose,
-        )?,
+        error_samples: get_json(r, "error_samples_json", &whose)?,
         per_second: Vec::new(),
         clients: Vec::new(),
         plans: Vec::new(),
@@ -393,6 +380,11 @@ pub(super) fn get_counts(r: &Row<'_>) -> Result<Counts> {
 
 fn json<T: DeserializeOwned>(text: &str, column: &str, whose: &str) -> Result<T> {
     serde_json::from_str(text).with_context(|| format!("malformed {column} of {whose}"))
+}
+
+/// The JSON text column `column` of row `r`, parsed.
+fn get_json<T: DeserializeOwned>(r: &Row<'_>, column: &str, whose: &str) -> Result<T> {
+    json(&r.get::<String>(column)?, column, whose)
 }
 
 fn unknown_value(whose: &str, what: &str, value: &str) -> anyhow::Error {
