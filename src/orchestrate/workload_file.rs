@@ -152,6 +152,7 @@ fn load_and_measure(
                 result.metrics = Some(metrics);
                 Ok(result)
             },
+            super::step::PER_QUERY,
         )?;
         if let Some(m) = &result.metrics {
             ctx.view
