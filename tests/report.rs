@@ -100,7 +100,7 @@ fn the_fixture_compares_what_was_measured() {
         .collect();
     assert_eq!(diff, ["enable_bitmapscan", "work_mem"]);
     let covered = r
-        .plan_changes
+        .query_plan_changes
         .iter()
         .find(|p| p.test == "range-covered-pk_range=100")
         .expect("range-covered-pk's plan changed");

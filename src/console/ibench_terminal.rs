@@ -9,12 +9,12 @@ use crate::record::{IbenchMetrics, SuiteName};
 use crate::report::document::{Cell, Column as DocColumn, Row, Table};
 use crate::report::format::rel;
 use crate::report::model::relative;
-use crate::store::{RunRecord, StepRecord};
+use crate::store::{StoredRun, StoredStep};
 
 /// One target's ibench steps: (step name, its metrics, its status).
 type Column<'a> = (String, Vec<(&'a str, IbenchMetrics, &'a str)>);
 
-fn columns(run: &RunRecord) -> Vec<Column<'_>> {
+fn columns(run: &StoredRun) -> Vec<Column<'_>> {
     run.targets
         .iter()
         .map(|t| {
@@ -22,7 +22,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
                 .steps
                 .iter()
                 .filter(|s| s.info.suite_is(SuiteName::Ibench))
-                .filter_map(|s: &StepRecord| {
+                .filter_map(|s: &StoredStep| {
                     let m = s.ibench_metrics()?;
                     Some((s.info.name.as_str(), m, s.status.as_str()))
                 })
@@ -37,7 +37,7 @@ fn columns(run: &RunRecord) -> Vec<Column<'_>> {
 /// ratios with their intervals and verdicts:
 /// [`super::ibench_verdicts`]); without one (nothing reportable yet), it is
 /// built from the stored rates with bare ratios.
-pub fn summary(run: &RunRecord, model: Option<&crate::report::Report>) -> String {
+pub fn summary(run: &StoredRun, model: Option<&crate::report::Report>) -> String {
     let cols = columns(run);
     let mut names: Vec<&str> = Vec::new();
     for (_, steps) in &cols {

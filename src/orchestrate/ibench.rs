@@ -9,7 +9,7 @@
 
 use super::cancelled;
 use super::shards::{ShardSpec, ShardWork, run_sharded};
-use super::step::{StepContext, StepLine, qps_line};
+use super::step::{Reading, StepContext, StepLine, qps_line};
 use crate::plan::Plan;
 use crate::record::SuiteName;
 use crate::report::Report;
@@ -162,7 +162,7 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
         };
         let info = ib.step_info(step, seq);
         let roles_plan = ib.roles_plan(step, seq, &label);
-        let outcome = ctx.measure_per_op(
+        let outcome = ctx.measure(
             seq,
             total,
             &info,
@@ -189,8 +189,10 @@ pub fn run(plan: &Plan, ctx: &mut StepContext<'_>) -> anyhow::Result<()> {
                 r.metrics = serde_json::to_value(&m).ok();
                 Ok(r)
             },
-            &describe,
-            &|r| metrics::op_rates_of(step.kind, r),
+            Reading {
+                line: &describe,
+                per_op: &|r| metrics::op_rates_of(step.kind, r),
+            },
         );
         if let Err(e) = outcome {
             skip_rest(ctx, &format!("{} did not finish", step.name), i + 1);

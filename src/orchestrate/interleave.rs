@@ -27,7 +27,7 @@ use crate::console::progress::ProgressView;
 use crate::console::terminal::SummaryRow;
 use crate::plan::Plan;
 use crate::server::TargetServer;
-use crate::store::{StepRecord, Store};
+use crate::store::{Store, StoredStep};
 
 /// What one target position produced: its label (when its server
 /// started), its summary rows, and whether it failed.
@@ -47,7 +47,7 @@ struct Live {
     /// Its target row (this repetition's).
     target_id: i64,
     /// Steps measured by an earlier attempt in this repetition.
-    measured: HashMap<String, StepRecord>,
+    measured: HashMap<String, StoredStep>,
     /// Its server was stopped early (a failed step).
     stopped: bool,
 }
@@ -399,7 +399,7 @@ fn context<'a>(
     store: &'a mut Store,
     view: &'a ProgressView,
     (server, label, target_id): TargetRef<'a>,
-    measured: HashMap<String, StepRecord>,
+    measured: HashMap<String, StoredStep>,
 ) -> StepContext<'a> {
     StepContext::for_plan(
         plan,
@@ -413,7 +413,7 @@ fn context<'a>(
 impl Live {
     /// Its server, label and target row, borrowed apart from its tables,
     /// and the steps measured before in its repetition.
-    fn parts(&mut self) -> (TargetRef<'_>, HashMap<String, StepRecord>, &mut Loaded) {
+    fn parts(&mut self) -> (TargetRef<'_>, HashMap<String, StoredStep>, &mut Loaded) {
         (
             (&mut self.server, &self.label, self.target_id),
             std::mem::take(&mut self.measured),

@@ -29,7 +29,7 @@ use crate::console::terminal::{SummaryRow, summary};
 use crate::plan::interleave::Interleave;
 use crate::plan::{Plan, TargetPlan};
 use crate::server::TargetServer;
-use crate::store::{RunInfo, StepRecord, Store};
+use crate::store::{RunInfo, Store, StoredStep};
 
 /// One target in one repetition.
 struct Cell<'a> {
@@ -321,7 +321,7 @@ fn cell_name(plan: &Plan, cell: &Cell<'_>) -> String {
 }
 
 /// The summary row of a step measured before.
-pub(super) fn summary_row(r: &StepRecord) -> SummaryRow {
+pub(super) fn summary_row(r: &StoredStep) -> SummaryRow {
     SummaryRow {
         name: r.info.cell_key(),
         group: r.info.group,

@@ -17,15 +17,11 @@ mod labels;
 pub mod limits;
 pub mod matrix;
 pub mod provide;
-pub mod shard_k8s;
-pub mod shard_merge;
-mod shard_processes;
-pub mod shard_ssh;
 pub mod shards;
 pub mod step;
 pub mod suite;
 pub mod sysbench;
-pub mod workload;
+pub mod workload_file;
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,19 +70,20 @@ fn install_signal_handlers() {
 /// Runs the plan as a new run; returns the exit code (0; 1 when a target
 /// failed; 130 when interrupted).
 pub fn run(plan: &Plan) -> anyhow::Result<i32> {
-    let placed = plan.placed();
-    let plan = placed.as_ref().unwrap_or(plan);
-    check_profiling(plan)?;
-    check_valgrind(plan)?;
-    place_cpus(plan)?;
-    shards::prepare_hosts(plan)?;
-    install_signal_handlers();
-    matrix::execute(plan, None)
+    start(plan, None)
 }
 
 /// Continues run `run_id` (its plan rebuilt from the store), skipping the
 /// cells it measured; returns the exit code as [`run`] does.
 pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
+    start(plan, Some(run_id))
+}
+
+/// What a new and a resumed run do alike: place the plan's CPUs, refuse
+/// what this host cannot do (profiling, Valgrind), prepare the shards'
+/// hosts and the signal handlers, then carry out the plan (continuing
+/// `resume`'s run when given).
+fn start(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let placed = plan.placed();
     let plan = placed.as_ref().unwrap_or(plan);
     check_profiling(plan)?;
@@ -94,7 +91,7 @@ pub fn resume(plan: &Plan, run_id: i64) -> anyhow::Result<i32> {
     place_cpus(plan)?;
     shards::prepare_hosts(plan)?;
     install_signal_handlers();
-    matrix::execute(plan, Some(run_id))
+    matrix::execute(plan, resume)
 }
 
 /// `--cpu-profile` on a host where perf cannot record is refused in one

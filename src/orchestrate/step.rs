@@ -21,7 +21,7 @@ use crate::metrics::summary::{HostCost, OpRates, Phase, StepHost};
 use crate::record::StepInstructions;
 use crate::runner::{Progress, StepResult, StepStatus};
 use crate::server::TargetServer;
-use crate::store::{StepRecord, Store};
+use crate::store::{Store, StoredStep};
 use crate::workload::StepInfo;
 
 /// Everything a suite driver needs to run steps on one target.
@@ -46,7 +46,7 @@ pub struct StepContext<'a> {
     pub counted: CountSlot,
     /// Steps of this target and repetition measured by an earlier attempt
     /// of the run (`--resume`), by name: kept, not run again.
-    pub measured: HashMap<String, StepRecord>,
+    pub measured: HashMap<String, StoredStep>,
 }
 
 /// A step being measured on one target ([`StepContext::begin`]): its host
@@ -108,6 +108,23 @@ pub struct StepLine {
     pub rate: f64,
 }
 
+/// How a driver reads its finished step: the progress line `line` makes
+/// and the rates `per_op` reads, by which the step's hardware cost is
+/// divided (what one operation is, a query, an inserted row, an indexed
+/// row, is the driver's to say).
+#[derive(Clone, Copy)]
+pub struct Reading<'a> {
+    pub line: &'a dyn Fn(&StepResult) -> StepLine,
+    pub per_op: &'a dyn Fn(&StepResult) -> OpRates,
+}
+
+/// The sysbench way ([`qps_line`]), its cost per statement (sysbench's
+/// QPS, A.7: BEGIN and COMMIT included).
+pub const PER_QUERY: Reading<'static> = Reading {
+    line: &qps_line,
+    per_op: &|r| OpRates::queries(r.qps()),
+};
+
 /// The sysbench way: QPS, TPS and p99 latency.
 pub fn qps_line(result: &StepResult) -> StepLine {
     StepLine {
@@ -146,7 +163,7 @@ impl<'a> StepContext<'a> {
         store: &'a mut Store,
         view: &'a ProgressView,
         (server, label, target_id): (&'a mut dyn TargetServer, &str, i64),
-        measured: HashMap<String, StepRecord>,
+        measured: HashMap<String, StoredStep>,
     ) -> StepContext<'a> {
         StepContext {
             store,
@@ -167,9 +184,11 @@ impl<'a> StepContext<'a> {
 impl StepContext<'_> {
     /// Runs one step with `run`, stores it in one transaction with its
     /// plans, prints its line, and returns the result. `run` gets the
-    /// target's connector, the cancel flag and a progress callback. One
-    /// operation is a statement (sysbench's QPS, A.7): the hardware cost is
-    /// per statement, BEGIN and COMMIT included.
+    /// target's connector, the cancel flag and a progress callback;
+    /// `reading` makes the step's line and says what one operation of its
+    /// hardware cost is ([`PER_QUERY`] for a statement). A step whose
+    /// clients cannot even start (the server is gone) is stored as failed
+    /// with the reason, like one that fails midway.
     pub fn measure(
         &mut self,
         seq: u32,
@@ -177,28 +196,7 @@ impl StepContext<'_> {
         info: &StepInfo,
         plans: &[(String, String)],
         run: impl StepRun,
-    ) -> anyhow::Result<StepResult> {
-        self.measure_per_op(seq, total, info, plans, run, &qps_line, &|r| {
-            OpRates::queries(r.qps())
-        })
-    }
-
-    /// [`StepContext::measure`] with the step's line made by `describe` and
-    /// its hardware cost divided by the rates `per_op` reads from its
-    /// result: what one operation is (a query, an inserted row, an indexed
-    /// row) is the driver's to say.
-    /// A step whose clients cannot even start (the server is gone) is
-    /// stored as failed with the reason, like one that fails midway.
-    #[allow(clippy::too_many_arguments)]
-    pub fn measure_per_op(
-        &mut self,
-        seq: u32,
-        total: usize,
-        info: &StepInfo,
-        plans: &[(String, String)],
-        run: impl StepRun,
-        describe: &dyn Fn(&StepResult) -> StepLine,
-        per_op: &dyn Fn(&StepResult) -> OpRates,
+        reading: Reading<'_>,
     ) -> anyhow::Result<StepResult> {
         if let Some(record) = self.measured.remove(&info.cell_key()) {
             return self.keep_measured(seq, total, &record);
@@ -211,15 +209,7 @@ impl StepContext<'_> {
             view.step(p)
         })
         .unwrap_or_else(|e| StepResult::failed(0, format!("clients could not start: {e}")));
-        self.finish(
-            measuring,
-            (seq, total),
-            info,
-            plans,
-            result,
-            describe,
-            per_op,
-        )
+        self.finish(measuring, (seq, total), info, plans, result, reading)
     }
 
     /// Starts measuring a step on this target: the samplers run from here
@@ -252,11 +242,10 @@ impl StepContext<'_> {
     }
 
     /// Ends measuring a step begun with [`StepContext::begin`]: stops the
-    /// samplers, divides the host's cost by the rates `per_op` reads from
-    /// `result`, stores the step in one transaction with its plans, prints
-    /// its line (made by `describe`) and returns the result; a failed step
-    /// is an error once stored.
-    #[allow(clippy::too_many_arguments)]
+    /// samplers, divides the host's cost by the rates `reading.per_op`
+    /// reads from `result`, stores the step in one transaction with its
+    /// plans, prints its line (made by `reading.line`) and returns the
+    /// result; a failed step is an error once stored.
     pub fn finish(
         &mut self,
         measuring: Measuring,
@@ -264,8 +253,7 @@ impl StepContext<'_> {
         info: &StepInfo,
         plans: &[(String, String)],
         result: StepResult,
-        describe: &dyn Fn(&StepResult) -> StepLine,
-        per_op: &dyn Fn(&StepResult) -> OpRates,
+        reading: Reading<'_>,
     ) -> anyhow::Result<StepResult> {
         let Measuring {
             started_at,
@@ -304,7 +292,7 @@ impl StepContext<'_> {
             with_counter_growth(info, &counters_before, &self.server.client_counters()),
             &result,
         );
-        let mut host = self.host_summary(sampled, per_op(&result), connector.as_ref());
+        let mut host = self.host_summary(sampled, (reading.per_op)(&result), connector.as_ref());
         match server_counters {
             Ok((counters, error)) => {
                 if let Some(e) = error {
@@ -339,7 +327,7 @@ impl StepContext<'_> {
             plans,
             Some(&host),
         )?;
-        let line = describe(&result);
+        let line = (reading.line)(&result);
         // What the user asked for and this step could not give.
         let lost: String = ["instructions", "cpu_profile"]
             .iter()
@@ -405,7 +393,7 @@ impl StepContext<'_> {
         &mut self,
         seq: u32,
         total: usize,
-        record: &StepRecord,
+        record: &StoredStep,
     ) -> anyhow::Result<StepResult> {
         // A suite's own headline number (ibench: ips or qps) when it has one.
         let rate = record

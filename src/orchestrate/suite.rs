@@ -66,7 +66,7 @@ pub fn driver(name: SuiteName) -> &'static dyn SuiteDriver {
     match name {
         SuiteName::Sysbench => &super::sysbench::SysbenchSuite,
         SuiteName::Ibench => &super::ibench::IbenchSuite,
-        SuiteName::Workload => &super::workload::WorkloadSuite,
+        SuiteName::WorkloadFile => &super::workload_file::WorkloadFileSuite,
     }
 }
 

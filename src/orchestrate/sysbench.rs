@@ -374,6 +374,7 @@ impl PreparedTest {
             &self.info,
             &self.plans,
             |conn, cancel, progress| self.run(plan, &self.step_plan, seed, conn, cancel, progress),
+            super::step::PER_QUERY,
         )?;
         Ok(())
     }
@@ -397,8 +398,7 @@ impl PreparedTest {
             &self.info,
             &self.plans,
             result,
-            &super::step::qps_line,
-            &|r| crate::metrics::summary::OpRates::queries(r.qps()),
+            super::step::PER_QUERY,
         )?;
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! `--client-hosts`: where a step's clients run when one host cannot
 //! drive the server, split into shards that start together and are
 //! merged exactly. This file holds the grammar, the checks made before any
-//! server starts, and the deterministic split of a step's threads.
+//! server starts, and the deterministic split of a step's threads; the
+//! shards themselves are run by `orchestrate::shards`.
 
 use super::target::TargetSpec;
 use crate::workload::ibench::IbenchParams;
@@ -124,7 +125,7 @@ pub fn from_plan(
         return Ok(None);
     };
     let mut hosts = ClientHosts::parse(text)?;
-    if suite.runs(crate::record::SuiteName::Workload) {
+    if suite.runs(crate::record::SuiteName::WorkloadFile) {
         return Err(format!(
             "--client-hosts {text}: shards split the sysbench suite and the Insert Benchmark; a workload file runs its clients from this host: drop --client-hosts"
         ));

@@ -210,7 +210,7 @@ impl PlanInput {
     pub fn suite_name(&self) -> &str {
         match &self.suite {
             Some(s) => s,
-            None if self.workload.is_some() => SuiteName::Workload.as_str(),
+            None if self.workload.is_some() => SuiteName::WorkloadFile.as_str(),
             None if self.tests.iter().any(|t| !t.trim().is_empty()) => SuiteName::Sysbench.as_str(),
             None => "all",
         }

@@ -217,7 +217,7 @@ impl Plan {
             .map(|s| parse_setting(s))
             .collect::<Result<Vec<_>, _>>()?;
         let mut targets = targets::build(&input, &settings)?;
-        if suite.runs_sysbench() || suite.runs(SuiteName::Workload) {
+        if suite.runs_sysbench() || suite.runs(SuiteName::WorkloadFile) {
             connections::size_max_connections(&mut targets, p.threads.largest())?;
         }
         let workload = workload_file::check(&input, suite, &targets)?;
@@ -248,7 +248,7 @@ impl Plan {
             .map(|s| match s {
                 SuiteName::Sysbench => sysbench_bytes,
                 SuiteName::Ibench => ibench_bytes,
-                SuiteName::Workload => 0,
+                SuiteName::WorkloadFile => 0,
             })
             .sum();
         let machine_memory = crate::metrics::host::memory_bytes().unwrap_or(0);

@@ -14,12 +14,12 @@ pub(super) fn check(
 ) -> Result<Option<crate::workload::file::Workload>, String> {
     use crate::db::Dialect;
     let Some(spec) = &input.workload else {
-        if suite.is_only(SuiteName::Workload) {
+        if suite.is_only(SuiteName::WorkloadFile) {
             return Err("suite workload needs a file: pass --workload FILE (or tpcb-like, simple-update, select-only)".into());
         }
         return Ok(None);
     };
-    if !suite.is_only(SuiteName::Workload) {
+    if !suite.is_only(SuiteName::WorkloadFile) {
         return Err(format!(
             "--workload runs a workload file, not suite {}: drop --suite or --tests",
             suite.as_str()
@@ -81,7 +81,7 @@ mod tests {
         assert_eq!(w.rate, Some(50.0));
         assert_eq!(
             (p.suite, w.param("scale"), w.retry.max_tries),
-            (Suite::One(SuiteName::Workload), Some(3), 7)
+            (Suite::One(SuiteName::WorkloadFile), Some(3), 7)
         );
     }
 

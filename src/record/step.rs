@@ -168,12 +168,13 @@ pub struct StepResult {
 }
 
 impl StepResult {
-    /// A step that could not run at all (clients could not connect, the
-    /// server was gone): stored as failed with `reason` and nothing measured.
-    pub fn failed(threads: u32, reason: impl Into<String>) -> StepResult {
+    /// A step of `threads` clients with nothing measured yet (status `ok`,
+    /// zero counts, an empty histogram): what the runner, the role runner
+    /// and the shard merge add their clients' results into.
+    pub fn empty(threads: u32) -> StepResult {
         StepResult {
-            status: StepStatus::Failed,
-            failure: Some(reason.into()),
+            status: StepStatus::Ok,
+            failure: None,
             secs: 0.0,
             threads,
             counts: Counts::default(),
@@ -184,6 +185,16 @@ impl StepResult {
             client_cpu_secs: 0.0,
             roles: Vec::new(),
             metrics: None,
+        }
+    }
+
+    /// A step that could not run at all (clients could not connect, the
+    /// server was gone): stored as failed with `reason` and nothing measured.
+    pub fn failed(threads: u32, reason: impl Into<String>) -> StepResult {
+        StepResult {
+            status: StepStatus::Failed,
+            failure: Some(reason.into()),
+            ..StepResult::empty(threads)
         }
     }
 

@@ -14,20 +14,25 @@ pub enum SuiteName {
     Sysbench,
     /// The Insert Benchmark.
     Ibench,
-    /// A workload file (`--workload`).
-    Workload,
+    /// A workload file (`--workload`); stored and written `workload`.
+    #[serde(rename = "workload")]
+    WorkloadFile,
 }
 
 impl SuiteName {
     /// Every suite, in the order `--suite all` would run them.
-    pub const ALL: [SuiteName; 3] = [SuiteName::Sysbench, SuiteName::Ibench, SuiteName::Workload];
+    pub const ALL: [SuiteName; 3] = [
+        SuiteName::Sysbench,
+        SuiteName::Ibench,
+        SuiteName::WorkloadFile,
+    ];
 
     /// Stable identifier, as stored, exported and written after `--suite`.
     pub fn as_str(self) -> &'static str {
         match self {
             SuiteName::Sysbench => "sysbench",
             SuiteName::Ibench => "ibench",
-            SuiteName::Workload => "workload",
+            SuiteName::WorkloadFile => "workload",
         }
     }
 
@@ -57,8 +62,10 @@ pub enum Group {
     RangeAgg,
     /// delete, insert, update-*, write-only, read-write.
     Write,
-    /// The steps of a workload file (`--workload`): a group of their own.
-    Workload,
+    /// The steps of a workload file (`--workload`): a group of their own,
+    /// stored `workload`.
+    #[serde(rename = "workload")]
+    WorkloadFile,
 }
 
 impl Group {
@@ -67,7 +74,7 @@ impl Group {
         Group::RangeNoAgg,
         Group::RangeAgg,
         Group::Write,
-        Group::Workload,
+        Group::WorkloadFile,
     ];
 
     /// Stable identifier, as stored and exported.
@@ -77,7 +84,7 @@ impl Group {
             Group::RangeNoAgg => "range-noagg",
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
-            Group::Workload => "workload",
+            Group::WorkloadFile => "workload",
         }
     }
 
@@ -92,7 +99,7 @@ impl Group {
             Group::RangeNoAgg => "range queries without aggregation",
             Group::RangeAgg => "range queries with aggregation",
             Group::Write => "writes",
-            Group::Workload => "workload file",
+            Group::WorkloadFile => "workload file",
         }
     }
 }

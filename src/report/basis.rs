@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::store::{RunRecord, StepRecord, TargetRecord};
+use crate::store::{StoredRun, StoredStep, StoredTarget};
 
 /// Colour bands of relative QPS: at or below `low` is slower (red), at or
 /// above `high` faster (green), between is similar (grey).
@@ -139,17 +139,17 @@ impl Default for ReportOptions {
 #[derive(Clone, Debug)]
 pub struct Column<'a> {
     pub label: &'a str,
-    pub run: &'a RunRecord,
+    pub run: &'a StoredRun,
     /// The first repetition: what the target is, and its steps where one
     /// measurement is wanted (plans, context).
-    pub target: &'a TargetRecord,
+    pub target: &'a StoredTarget,
     /// Every repetition, in order (the first is `target`).
-    pub repetitions: Vec<&'a TargetRecord>,
+    pub repetitions: Vec<&'a StoredTarget>,
 }
 
 impl<'a> Column<'a> {
     /// The first reported step named `name`, if this target ran it.
-    pub fn step(&self, name: &str) -> Option<&'a StepRecord> {
+    pub fn step(&self, name: &str) -> Option<&'a StoredStep> {
         self.target
             .steps
             .iter()
@@ -158,7 +158,7 @@ impl<'a> Column<'a> {
 
     /// The reported (or `.pre`, see [`is_pre`]) step named `name` in each
     /// repetition that ran it, with the repetition's index.
-    pub fn steps(&self, name: &str) -> Vec<(u32, &'a StepRecord)> {
+    pub fn steps(&self, name: &str) -> Vec<(u32, &'a StoredStep)> {
         self.repetitions
             .iter()
             .filter_map(|t| {

@@ -107,20 +107,23 @@ pub fn build(columns: &[Column<'_>]) -> Context {
         }
         let r = c.run;
         let wall_secs = r.finished_at.as_deref().and_then(|f| {
-            let (a, b) = (parse_rfc3339_utc(&r.started_at)?, parse_rfc3339_utc(f)?);
+            let (a, b) = (
+                parse_rfc3339_utc(&r.info.started_at)?,
+                parse_rfc3339_utc(f)?,
+            );
             (b >= a).then(|| (b - a) as f64)
         });
         runs.push(RunContext {
             id: r.id,
-            started_at: r.started_at.clone(),
+            started_at: r.info.started_at.clone(),
             finished_at: r.finished_at.clone(),
             wall_secs,
             status: r.status.clone(),
-            tidemark_version: r.tidemark_version.clone(),
-            profile: r.profile.clone(),
-            suite: r.suite.clone(),
-            command_line: r.command_line.clone(),
-            host: r.host.clone(),
+            tidemark_version: r.info.tidemark_version.clone(),
+            profile: r.info.profile.clone(),
+            suite: r.info.suite.clone(),
+            command_line: r.info.command_line.clone(),
+            host: r.info.host.clone(),
         });
     }
     let same_host = runs.windows(2).all(|w| same_host(&w[0].host, &w[1].host));
@@ -133,8 +136,8 @@ pub fn build(columns: &[Column<'_>]) -> Context {
                 run_id: c.run.id,
                 version: c.target.info.version.clone(),
                 config_name: c.target.info.config_name.clone(),
-                profile: c.run.profile.clone(),
-                workload: workload_line(&c.run.params),
+                profile: c.run.info.profile.clone(),
+                workload: workload_line(&c.run.info.params),
                 reported_steps: reported.clone().count(),
                 measured_secs: reported.map(|s| s.secs).sum(),
                 settings: c.target.info.settings.len(),

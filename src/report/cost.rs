@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use crate::record::{HostCost, OpRates};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// The host-side metrics of one step, named as the reference names them
 /// (workloads.md C.1, A.7). `None`: not measured or not stored.
@@ -53,7 +53,7 @@ pub struct StepHostMetrics {
 
 /// The host metrics stored for `step`, all `None` when it was stored
 /// without a hardware summary.
-pub fn host_metrics_of(step: &StepRecord) -> StepHostMetrics {
+pub fn host_metrics_of(step: &StoredStep) -> StepHostMetrics {
     step.host
         .as_ref()
         .map_or_else(StepHostMetrics::default, |h| host_metrics(&h.metrics))
@@ -196,7 +196,7 @@ pub fn seed_column_name(columns: &[CostColumn], c: Option<usize>) -> &'static st
 }
 
 /// The cost of one sysbench step, aligned with [`SYSBENCH_COST`].
-pub fn sysbench_cost(step: &StepRecord) -> Vec<Option<f64>> {
+pub fn sysbench_cost(step: &StoredStep) -> Vec<Option<f64>> {
     let h = host_metrics_of(step);
     vec![
         h.cpupq,

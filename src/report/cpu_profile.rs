@@ -17,7 +17,7 @@ use super::cost::per_what;
 use super::server_counters::{ServerRow, Shown};
 use crate::record::CpuProfile;
 pub use crate::record::server_counters::self_samples;
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// Functions the top table lists (the union of each target's top ones).
 const TOP: usize = 15;
@@ -102,18 +102,18 @@ pub fn build(columns: &[Column<'_>]) -> Option<ProfileSection> {
     let steps = names
         .iter()
         .map(|name| {
-            let steps: Vec<Option<&StepRecord>> = columns.iter().map(|c| c.step(name)).collect();
+            let steps: Vec<Option<&StoredStep>> = columns.iter().map(|c| c.step(name)).collect();
             step(name, &steps)
         })
         .collect();
     Some(ProfileSection { steps, missing })
 }
 
-fn profile_of(s: &StepRecord) -> Option<&CpuProfile> {
+fn profile_of(s: &StoredStep) -> Option<&CpuProfile> {
     s.host.as_ref()?.cpu_profile.as_ref()
 }
 
-fn step(name: &str, steps: &[Option<&StepRecord>]) -> ProfileStep {
+fn step(name: &str, steps: &[Option<&StoredStep>]) -> ProfileStep {
     let basis = steps.iter().flatten().find_map(|s| {
         let r = s.host.as_ref()?.metrics.rates.as_ref()?;
         Some(r.basis.clone())

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::stats::changepoint::{ChangePointOptions, e_divisive};
 use crate::stats::{Interval, welch_ratio};
-use crate::store::{RunRecord, StepRecord, Store, TargetRecord};
+use crate::store::{Store, StoredRun, StoredStep, StoredTarget};
 
 /// What `history` looks at and how it decides.
 #[derive(Clone, Debug, Default)]
@@ -65,7 +65,7 @@ impl Metric {
     }
 
     /// The unit and value this metric reads from a stored step.
-    fn of(self, s: &StepRecord) -> Option<(String, f64)> {
+    fn of(self, s: &StoredStep) -> Option<(String, f64)> {
         let counted = s.host.as_ref().and_then(|h| h.instructions.as_ref());
         let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
         if valgrind != (self == Metric::Instructions) {
@@ -136,7 +136,7 @@ pub fn history(store: &Store, opts: &HistoryOptions) -> Result<Vec<Series>> {
         if opts
             .since
             .as_deref()
-            .is_some_and(|s| run.started_at.as_str() < s)
+            .is_some_and(|s| run.info.started_at.as_str() < s)
         {
             continue;
         }
@@ -168,8 +168,8 @@ type Keyed = BTreeMap<(String, String), (String, Vec<Point>)>;
 
 /// Adds run `run`'s points: one per target position and step, over its
 /// repetitions.
-fn collect_run(run: &RunRecord, opts: &HistoryOptions, out: &mut Keyed) {
-    let mut cells: BTreeMap<(u32, String), (String, &TargetRecord, Vec<f64>)> = BTreeMap::new();
+fn collect_run(run: &StoredRun, opts: &HistoryOptions, out: &mut Keyed) {
+    let mut cells: BTreeMap<(u32, String), (String, &StoredTarget, Vec<f64>)> = BTreeMap::new();
     for t in &run.targets {
         let family = family_of(t);
         if opts.family.as_deref().is_some_and(|f| !family.contains(f)) {
@@ -197,7 +197,7 @@ fn collect_run(run: &RunRecord, opts: &HistoryOptions, out: &mut Keyed) {
     for ((_, test), (unit, t, reps)) in cells {
         let point = Point {
             run: run.id,
-            started_at: run.started_at.clone(),
+            started_at: run.info.started_at.clone(),
             label: t.info.label.clone(),
             version: t.info.version_number.clone(),
             value: reps.iter().sum::<f64>() / reps.len() as f64,
@@ -211,7 +211,7 @@ fn collect_run(run: &RunRecord, opts: &HistoryOptions, out: &mut Keyed) {
 }
 
 /// The family of a target: its DBMS and named configuration.
-pub fn family_of(t: &TargetRecord) -> String {
+pub fn family_of(t: &StoredTarget) -> String {
     match &t.info.config_name {
         Some(c) if !c.is_empty() => format!("{} {c}", t.info.dbms),
         _ => t.info.dbms.clone(),

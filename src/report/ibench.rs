@@ -17,7 +17,7 @@ pub use super::ibench_input::{
     IbenchSecond, IbenchStepInput, LATENCY_BUCKETS, RoleLatency, input_from_step, is_query_step,
     per_client_insert_rate,
 };
-use super::sysbench::Step;
+use super::sysbench::Comparison;
 use crate::record::{self, BASIS_QUERIES, StepStatus, SuiteName};
 use crate::stats::Interval;
 
@@ -163,7 +163,7 @@ pub struct IbenchCell {
     pub verdict: Option<&'static str>,
     /// Against the target before it (`--chain`; from the third target on,
     /// the second's comparison with the base being `relative`).
-    pub vs_previous: Option<Step>,
+    pub vs_previous: Option<Comparison>,
 }
 
 /// One target's background insert rates.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::cost::{StepHostMetrics, host_metrics_of};
 use crate::record::{LatencySummary, StepStatus};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// Whether `step` is one of the query steps (qr*, qp*), which run with
 /// background inserts at a fixed rate.
@@ -128,7 +128,7 @@ pub fn bucket_percentages(h: &Histogram<u64>) -> Option<Vec<f64>> {
 /// A step without roles (from before the suite stored them) is read from
 /// the generic columns: `rows_per_sec` as ips, `tps` as qps, the step
 /// histogram as the primary role's.
-pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
+pub fn input_from_step(s: &StoredStep) -> IbenchStepInput {
     if s.roles.is_empty() {
         return input_from_generic_step(s);
     }
@@ -243,7 +243,7 @@ pub fn input_from_step(s: &StepRecord) -> IbenchStepInput {
 }
 
 /// A query step's target from its name and client count.
-fn generic_insert_target(s: &StepRecord) -> Option<f64> {
+fn generic_insert_target(s: &StoredStep) -> Option<f64> {
     let param = |k: &str| s.info.params.get(k).and_then(|v| v.as_f64());
     let clients = param("clients").unwrap_or(s.clients.len() as f64);
     param("insert_rate_target").or_else(|| {
@@ -263,7 +263,7 @@ fn generic_insert_target(s: &StepRecord) -> Option<f64> {
 ///   target (default: the step's per-client rate × `params.clients`, or ×
 ///   the number of clients stored);
 /// - `clients[].finish_secs` are the clients' finish times.
-fn input_from_generic_step(s: &StepRecord) -> IbenchStepInput {
+fn input_from_generic_step(s: &StoredStep) -> IbenchStepInput {
     let query = is_query_step(&s.info.name);
     let param = |k: &str| s.info.params.get(k).and_then(|v| v.as_f64());
     let insert_target = if query {

@@ -223,7 +223,7 @@ fn report_with(section: IbenchSection) -> crate::report::Report {
         sysbench: None,
         ibench: Some(section),
         sweep: None,
-        plan_changes: Vec::new(),
+        query_plan_changes: Vec::new(),
         server: None,
         profiles: None,
         instructions: None,

@@ -8,7 +8,7 @@
 use super::basis::Column;
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
-use super::sysbench::{Sample, Step, band_of, compare, median};
+use super::sysbench::{Comparison, Sample, band_of, compare, median};
 use crate::record::{StepStatus, SuiteName};
 
 /// The step's headline rate and its per-second series: qps for query
@@ -75,7 +75,7 @@ pub fn apply(section: &mut IbenchSection, columns: &[Column<'_>], min_effect: f6
                     let ratio = iv
                         .map(|iv| iv.estimate)
                         .or_else(|| Some(cell.value? / prev.filter(|p| *p > 0.0)?));
-                    cell.vs_previous = ratio.map(|relative| Step {
+                    cell.vs_previous = ratio.map(|relative| Comparison {
                         relative,
                         interval: iv,
                         verdict: v.for_rate(),

@@ -19,7 +19,7 @@ use super::basis::Column;
 use super::sysbench_summary::median;
 use crate::record::{Group, StepInstructions};
 use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio, widened};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// With one count on each side, the floor of a PostgreSQL read test's
 /// ratio: the most two identical servers may differ. A/A in this mode on
@@ -207,13 +207,13 @@ impl FunctionChange {
     }
 }
 
-fn counted(s: &StepRecord) -> Option<&StepInstructions> {
+fn counted(s: &StoredStep) -> Option<&StepInstructions> {
     s.host.as_ref()?.instructions.as_ref()
 }
 
 /// Whether a step was measured under Valgrind (its wall-clock numbers are
 /// not comparable with a normal run's).
-pub fn under_valgrind(s: &StepRecord) -> bool {
+pub fn under_valgrind(s: &StoredStep) -> bool {
     s.host.as_ref().is_some_and(|h| h.under_valgrind())
 }
 
@@ -435,7 +435,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<InstructionSection> {
 /// How many selected steps ran under Valgrind but have no count, and the
 /// reason of the first; `None` when every one has its count.
 fn uncounted_note(columns: &[Column<'_>]) -> Option<String> {
-    let steps: Vec<&StepRecord> = (columns.iter())
+    let steps: Vec<&StoredStep> = (columns.iter())
         .flat_map(|c| c.repetitions.iter().flat_map(|t| &t.steps))
         .filter(|s| under_valgrind(s))
         .collect();

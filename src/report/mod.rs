@@ -27,7 +27,7 @@ pub mod ibench_verdicts;
 pub mod instructions;
 pub mod model;
 pub mod overview;
-pub mod plans;
+pub mod query_plans;
 pub mod render;
 pub mod sections;
 pub mod select;
@@ -39,7 +39,7 @@ pub mod sysbench;
 pub mod sysbench_cell;
 pub mod sysbench_summary;
 pub mod test_names;
-pub mod workload;
+pub mod workload_file;
 
 pub use files::{default_dir, generate, model_for_run, write_for_run, write_report};
 pub use model::{Bands, Report, ReportOptions, TestOrder};

@@ -4,7 +4,7 @@
 //! Keeping the numbers here and the drawing elsewhere means the Markdown a
 //! user pastes, the HTML they publish and the JSON a script reads can never
 //! disagree. Everything in it is plain data (serialisable, no references),
-//! built by pure functions of the selected [`crate::store::RunRecord`]s and the options.
+//! built by pure functions of the selected [`crate::store::StoredRun`]s and the options.
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -15,7 +15,7 @@ pub use super::basis::{
 use super::context::{self, Context};
 use super::cpu_profile::{self, ProfileSection};
 use super::ibench::{self, IbenchSection};
-use super::plans::{self, PlanChange};
+use super::query_plans::{self, PlanChange};
 use super::select::Selection;
 use super::server_counters::{self, ServerSection};
 use super::sweep::{self, SweepSection};
@@ -71,8 +71,10 @@ pub struct Report {
     /// the JSON when none were).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<super::shards::ShardedStep>,
-    /// Tests whose query plan differs between the base and a target.
-    pub plan_changes: Vec<PlanChange>,
+    /// Tests whose query plan differs between the base and a target
+    /// (`plan_changes` in report.json).
+    #[serde(rename = "plan_changes")]
+    pub query_plan_changes: Vec<PlanChange>,
     /// Things a reader must know before trusting a number.
     pub notes: Vec<String>,
 }
@@ -175,7 +177,7 @@ pub fn build(sel: &Selection, opts: &ReportOptions) -> Result<Report> {
         }),
         targets,
         context,
-        plan_changes: plans::changes(&columns),
+        query_plan_changes: query_plans::changes(&columns),
         server: server_counters::build(&columns),
         profiles: cpu_profile::build(&columns),
         instructions: super::instructions::build(&columns),

@@ -3,18 +3,18 @@
 //!
 //! A report is a pure function of stored runs, so selection is the only part
 //! that talks to the store; everything after it works on the loaded
-//! [`RunRecord`]s.
+//! [`StoredRun`]s.
 
 use anyhow::{Result, anyhow, bail};
 
-use crate::store::{RunRecord, Store, TargetRecord};
+use crate::store::{Store, StoredRun, StoredTarget};
 
 /// The runs a report reads and the targets it compares, in the order the
 /// user named them.
 #[derive(Clone, Debug)]
 pub struct Selection {
     /// Every run a pick refers to, in the order first named.
-    pub runs: Vec<RunRecord>,
+    pub runs: Vec<StoredRun>,
     pub picks: Vec<Pick>,
 }
 
@@ -34,18 +34,18 @@ pub struct Pick {
 
 impl Selection {
     /// The run a pick belongs to.
-    pub fn run(&self, p: &Pick) -> &RunRecord {
+    pub fn run(&self, p: &Pick) -> &StoredRun {
         &self.runs[p.run]
     }
 
     /// The stored target of a pick's first repetition (what it is: spec,
     /// version, config are the same in every repetition).
-    pub fn target(&self, p: &Pick) -> &TargetRecord {
+    pub fn target(&self, p: &Pick) -> &StoredTarget {
         &self.runs[p.run].targets[p.targets[0]]
     }
 
     /// The stored targets of all of a pick's repetitions.
-    pub fn repetitions(&self, p: &Pick) -> Vec<&TargetRecord> {
+    pub fn repetitions(&self, p: &Pick) -> Vec<&StoredTarget> {
         p.targets
             .iter()
             .map(|&i| &self.runs[p.run].targets[i])

@@ -15,7 +15,7 @@ use super::basis::{Column, relative};
 use super::cost::per_what;
 use crate::record::server_counters::{COUNTERS, CounterDef, CounterKind};
 use crate::record::{Phase, ServerCounters};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// The server-counters section: one entry per step any target sampled.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -116,7 +116,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<ServerSection> {
     let steps = names
         .iter()
         .map(|name| {
-            let per_target: Vec<Option<&StepRecord>> =
+            let per_target: Vec<Option<&StoredStep>> =
                 columns.iter().map(|c| c.step(name)).collect();
             step(name, &per_target)
         })
@@ -153,7 +153,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<ServerSection> {
     })
 }
 
-fn counters(s: &StepRecord) -> Option<&ServerCounters> {
+fn counters(s: &StoredStep) -> Option<&ServerCounters> {
     s.host
         .as_ref()?
         .server_counters
@@ -162,12 +162,12 @@ fn counters(s: &StepRecord) -> Option<&ServerCounters> {
 }
 
 /// Operations per second the step's host summary divides by.
-fn op_rate(s: &StepRecord) -> Option<(f64, Option<String>)> {
+fn op_rate(s: &StoredStep) -> Option<(f64, Option<String>)> {
     let rates = s.host.as_ref()?.metrics.rates.as_ref()?;
     (rates.rate > 0.0).then(|| (rates.rate, Some(rates.basis.clone())))
 }
 
-fn step(name: &str, steps: &[Option<&StepRecord>]) -> ServerStep {
+fn step(name: &str, steps: &[Option<&StoredStep>]) -> ServerStep {
     let sampled: Vec<Option<&ServerCounters>> =
         steps.iter().map(|s| s.and_then(counters)).collect();
     let basis = steps
@@ -238,7 +238,7 @@ pub(super) fn row(name: &str, label: String, shown: Shown, values: Vec<Option<f6
     }
 }
 
-fn value(d: &CounterDef, shown: Shown, s: &StepRecord, c: &ServerCounters) -> Option<f64> {
+fn value(d: &CounterDef, shown: Shown, s: &StoredStep, c: &ServerCounters) -> Option<f64> {
     match shown {
         Shown::AtEnd => c.readings.last()?.values.get(d.name).copied(),
         Shown::During => c.measured_growth(d.name).map(|g| g.0),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::basis::Column;
 use super::server_counters::{ServerRow, Shown, row};
 use crate::record::DiskRates;
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// One step's storage detail, targets side by side.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,7 +46,7 @@ pub fn build(columns: &[Column<'_>]) -> Vec<StorageStep> {
     names
         .iter()
         .map(|name| {
-            let steps: Vec<Option<&StepRecord>> = columns.iter().map(|c| c.step(name)).collect();
+            let steps: Vec<Option<&StoredStep>> = columns.iter().map(|c| c.step(name)).collect();
             let mut rows: Vec<ServerRow> = COLUMNS
                 .iter()
                 .map(|(key, title, pick)| {
@@ -75,6 +75,6 @@ pub fn build(columns: &[Column<'_>]) -> Vec<StorageStep> {
         .collect()
 }
 
-fn disk(s: &StepRecord) -> Option<&DiskRates> {
+fn disk(s: &StoredStep) -> Option<&DiskRates> {
     s.host.as_ref()?.metrics.avg.as_ref()?.disk.as_ref()
 }

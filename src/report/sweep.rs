@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::basis::{Column, relative};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// A later count must beat a point's QPS by more than this fraction for
 /// QPS to count as still growing there (below it is noise on a shared
@@ -82,7 +82,7 @@ pub fn build(columns: &[Column<'_>]) -> Option<SweepSection> {
 }
 
 /// The reported sweep points of every repetition of `c`.
-fn swept<'a>(c: &Column<'a>) -> impl Iterator<Item = &'a StepRecord> + use<'a> {
+fn swept<'a>(c: &Column<'a>) -> impl Iterator<Item = &'a StoredStep> + use<'a> {
     c.repetitions
         .clone()
         .into_iter()
@@ -137,7 +137,7 @@ fn test(columns: &[Column<'_>], name: &str) -> SweepTest {
 /// Target `c`'s point of test `name` at `threads` clients: the median QPS
 /// and p99 over its repetitions.
 fn point(c: &Column<'_>, name: &str, threads: u32) -> Option<SweepPoint> {
-    let steps: Vec<&StepRecord> = swept(c)
+    let steps: Vec<&StoredStep> = swept(c)
         .filter(|s| s.info.name == name && s.info.sweep_threads == Some(threads))
         .collect();
     if steps.is_empty() {

@@ -10,14 +10,14 @@ use serde::Serialize;
 
 use super::basis::{Band, Column, ReportOptions, is_pre, relative};
 use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
-pub use super::sysbench_cell::{Cell, Step};
+pub use super::sysbench_cell::{Cell, Comparison};
 use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
     GroupSummary, TestChange, basis_points, majority_method, median, summarize,
 };
 use crate::record::{Group, StepStatus, SuiteName, slices};
 use crate::stats::{Interval, Measured, Pool, Verdict, ratio_interval, repetition_logs, verdict};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// Everything the report says about sysbench tests.
 #[derive(Clone, Debug, Serialize)]
@@ -81,7 +81,7 @@ impl TestRow {
 
 /// Whether a step's QPS can be compared: it ran to its end (errors are
 /// flagged, not excluded).
-fn comparable(s: &StepRecord) -> bool {
+fn comparable(s: &StoredStep) -> bool {
     matches!(s.status, StepStatus::Ok | StepStatus::Errors)
 }
 
@@ -91,7 +91,8 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
     for c in columns {
         for s in &c.target.steps {
             if (s.info.reported || is_pre(&s.info.name))
-                && (s.info.suite_is(SuiteName::Sysbench) || s.info.suite_is(SuiteName::Workload))
+                && (s.info.suite_is(SuiteName::Sysbench)
+                    || s.info.suite_is(SuiteName::WorkloadFile))
                 && let Some(g) = s.info.group
                 && !names.iter().any(|(n, _)| *n == s.info.name)
             {
@@ -178,7 +179,7 @@ pub fn build(columns: &[Column<'_>], opts: &ReportOptions) -> Option<SysbenchSec
 }
 
 /// Per-second QPS of a step (statements per measured second).
-fn qps_series(s: &StepRecord) -> Vec<f64> {
+fn qps_series(s: &StoredStep) -> Vec<f64> {
     s.per_second
         .iter()
         .map(|x| x.counts.statements as f64)
@@ -188,7 +189,7 @@ fn qps_series(s: &StepRecord) -> Vec<f64> {
 /// One target's measurements of a test: the comparable repetitions, or
 /// (when none ran to its end) all of them, so the cell still shows.
 struct Measurements<'a> {
-    steps: Vec<(u32, &'a StepRecord)>,
+    steps: Vec<(u32, &'a StoredStep)>,
     comparable: bool,
 }
 
@@ -212,7 +213,7 @@ impl<'a> Measurements<'a> {
         })
     }
 
-    fn median_of(&self, f: impl Fn(&StepRecord) -> Option<f64>) -> Option<f64> {
+    fn median_of(&self, f: impl Fn(&StoredStep) -> Option<f64>) -> Option<f64> {
         let v: Vec<f64> = self.steps.iter().filter_map(|(_, s)| f(s)).collect();
         median(&v)
     }
@@ -246,7 +247,7 @@ fn measured(v: &[Sample]) -> Vec<Measured<'_>> {
 /// sampler's rows of each slice; empty for the other columns, for steps
 /// measured whole and when the rows do not match the slices (the cost
 /// then keeps the repetitions' interval, or none).
-fn slice_costs(s: &StepRecord, key: &str) -> Vec<f64> {
+fn slice_costs(s: &StoredStep, key: &str) -> Vec<f64> {
     let Some(host) = &s.host else {
         return Vec::new();
     };
@@ -357,7 +358,7 @@ fn previous_of<'a>(
 /// (`--interleave steps`), so that the host-wide costs of one include the
 /// others' background work.
 pub(super) fn servers_together(c: &Column<'_>) -> bool {
-    c.run.params.get("interleave").and_then(|v| v.as_str()) == Some("steps")
+    c.run.info.params.get("interleave").and_then(|v| v.as_str()) == Some("steps")
 }
 
 /// Whether cost column `k` is compared between `b` and `m`: both have a
@@ -480,7 +481,7 @@ fn test_row(
                     pools[i].previous.as_ref(),
                 );
                 let prev = p.median_of(|s| Some(s.qps)).unwrap_or(0.0);
-                Some(Step {
+                Some(Comparison {
                     relative: iv.map(|iv| iv.estimate).or_else(|| relative(qps, prev))?,
                     interval: iv,
                     verdict: v.for_rate(),
@@ -511,7 +512,7 @@ fn test_row(
                     .unwrap_or(0),
                 relative: rel,
                 band: verdict_qps.map(band_of),
-                workload: super::workload::counts(m.steps.iter().map(|(_, s)| *s)),
+                workload: super::workload_file::counts(m.steps.iter().map(|(_, s)| *s)),
                 cost,
                 cost_relative,
                 cost_interval,

@@ -1,5 +1,5 @@
 //! One test on one target in the sysbench comparison ([`Cell`]) and one
-//! target against another on a test ([`Step`]): the values every sysbench
+//! target against another on a test ([`Comparison`]): the values every sysbench
 //! table and summary reads. [`super::sysbench`] re-exports them.
 
 use serde::Serialize;
@@ -47,7 +47,7 @@ pub struct Cell {
     /// previous column), as an interval and verdict; `None` for the first
     /// two columns (the second's previous is the base) and without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vs_previous: Option<Step>,
+    pub vs_previous: Option<Comparison>,
     /// The interval on each cost ratio (from repetitions).
     pub cost_interval: Vec<Option<Interval>>,
     /// What each cost interval says: `higher`, `lower`, `no difference`,
@@ -57,7 +57,7 @@ pub struct Cell {
 
 /// One target against another on one test.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Step {
+pub struct Comparison {
     /// Its QPS over the other's.
     pub relative: f64,
     pub interval: Option<Interval>,

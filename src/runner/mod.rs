@@ -312,41 +312,35 @@ fn assemble(
     stopped: Instant,
     cancel: &AtomicBool,
 ) -> StepResult {
-    let mut histogram = result::new_histogram();
+    let mut r = StepResult::empty(threads);
+    r.counts.retries = retries;
     let mut intended: Option<Histogram<u64>> = None;
     let (mut late_events, mut max_behind_us) = (0u64, 0u64);
-    let mut clients = Vec::with_capacity(ends.len());
-    let mut error_samples: Vec<String> = Vec::new();
-    let mut cpu = 0.0;
     let mut lost = 0;
-    let mut counts = Counts {
-        retries,
-        ..Counts::default()
-    };
     let threads_ended = ends.len();
     for e in ends {
-        let _ = histogram.add(&e.histogram);
+        let _ = r.histogram.add(&e.histogram);
         if let Some(h) = &e.intended {
             let _ = intended.get_or_insert_with(result::new_histogram).add(h);
             late_events += e.late_events;
             max_behind_us = max_behind_us.max(e.max_behind_us);
         }
-        cpu += e.cpu_secs;
-        counts.rows += e.rows;
+        r.client_cpu_secs += e.cpu_secs;
+        r.counts.rows += e.rows;
         lost += usize::from(e.connection_lost);
         for s in &e.error_samples {
-            keep_error_sample(&mut error_samples, s);
+            keep_error_sample(&mut r.error_samples, s);
         }
-        clients.push(e.result);
-        clients.extend(e.more_clients);
+        r.clients.push(e.result);
+        r.clients.extend(e.more_clients);
     }
-    for c in &clients {
-        counts.events += c.events;
-        counts.statements += c.statements;
-        counts.errors += c.errors;
+    for c in &r.clients {
+        r.counts.events += c.events;
+        r.counts.statements += c.statements;
+        r.counts.errors += c.errors;
     }
     let interrupted = cancel.load(Ordering::Relaxed);
-    let secs = if interrupted {
+    r.secs = if interrupted {
         stopped
             .saturating_duration_since(measure_from)
             .as_secs_f64()
@@ -356,24 +350,13 @@ fn assemble(
     let every_client_lost = (lost == threads_ended && lost > 0).then(|| {
         format!(
             "every client lost its connection: {}",
-            error_samples.first().cloned().unwrap_or_default()
+            r.error_samples.first().cloned().unwrap_or_default()
         )
     });
-    let (status, failure) = step_status(every_client_lost, interrupted, counts.errors);
-    StepResult {
-        status,
-        failure,
-        secs,
-        threads,
-        counts,
-        error_samples,
-        histogram,
-        per_second,
-        clients,
-        client_cpu_secs: cpu,
-        roles: Vec::new(),
-        metrics: intended.map(|h| schedule_json(&h, late_events, max_behind_us)),
-    }
+    (r.status, r.failure) = step_status(every_client_lost, interrupted, r.counts.errors);
+    r.per_second = per_second;
+    r.metrics = intended.map(|h| schedule_json(&h, late_events, max_behind_us));
+    r
 }
 
 /// What a paced step stores of its schedule (`{"schedule": …}` in its

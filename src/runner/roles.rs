@@ -228,9 +228,7 @@ fn assemble(
             per_second: Vec::new(),
         })
         .collect();
-    let mut error_samples: Vec<String> = Vec::new();
-    let mut cpu = 0.0;
-    let mut clients: Vec<ClientResult> = Vec::new();
+    let mut step = StepResult::empty(specs.len() as u32);
     for (s, e) in specs.iter().zip(&ends) {
         let r = &mut role_results[s.role];
         let counts = Counts {
@@ -255,23 +253,23 @@ fn assemble(
             max_behind_us: e.max_behind_us,
             late_events: e.late_events,
         });
-        cpu += e.cpu_secs;
+        step.client_cpu_secs += e.cpu_secs;
         for m in &e.error_samples {
-            keep_error_sample(&mut error_samples, m);
+            keep_error_sample(&mut step.error_samples, m);
         }
         // The client's share: its threads' totals; it finishes when its
         // last piece of fixed work is done.
-        let pos = match clients.iter().position(|c| c.client == s.client) {
+        let pos = match step.clients.iter().position(|c| c.client == s.client) {
             Some(p) => p,
             None => {
-                clients.push(ClientResult {
+                step.clients.push(ClientResult {
                     client: s.client,
                     ..Default::default()
                 });
-                clients.len() - 1
+                step.clients.len() - 1
             }
         };
-        let c = &mut clients[pos];
+        let c = &mut step.clients[pos];
         c.events += e.result.events;
         c.statements += e.result.statements;
         c.errors += e.result.errors;
@@ -279,7 +277,7 @@ fn assemble(
             c.finish_secs = c.finish_secs.max(e.result.finish_secs);
         }
     }
-    clients.sort_by_key(|c| c.client);
+    step.clients.sort_by_key(|c| c.client);
     for r in &mut role_results {
         r.clients.sort_by_key(|c| c.client);
     }
@@ -301,28 +299,15 @@ fn assemble(
     for r in &mut role_results {
         r.per_second.sort_by_key(|p| (p.sec, p.client));
     }
-    let per_second = sum_seconds(seconds);
-    let mut counts = Counts::default();
+    step.per_second = sum_seconds(seconds);
     for r in &role_results {
-        counts.add(&r.counts);
+        step.counts.add(&r.counts);
     }
-    let (status, failure) = step_status(fatal, interrupted, counts.errors);
-    let histogram = role_results
-        .get(primary_role)
-        .map(|r| r.histogram.clone())
-        .unwrap_or_else(new_histogram);
-    StepResult {
-        status,
-        failure,
-        secs,
-        threads: specs.len() as u32,
-        counts,
-        error_samples,
-        histogram,
-        per_second,
-        clients,
-        client_cpu_secs: cpu,
-        roles: role_results,
-        metrics: None,
+    (step.status, step.failure) = step_status(fatal, interrupted, step.counts.errors);
+    if let Some(r) = role_results.get(primary_role) {
+        step.histogram = r.histogram.clone();
     }
+    step.secs = secs;
+    step.roles = role_results;
+    step
 }

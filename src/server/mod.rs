@@ -32,6 +32,35 @@ pub fn size_file<'a>(profile: &str, files: [&'a str; 3]) -> Option<&'a str> {
     Some(files[at])
 }
 
+/// A managed server's configuration file as tidemark writes it: `base`,
+/// then under tidemark's header (after `section`, an option-file group
+/// line or nothing) the `own` lines that make the server private, then the
+/// `-c` overrides in command-line order (the server keeps the last
+/// occurrence), each `name = value` with the value as `value` writes it.
+pub fn compose_config_file(
+    base: &str,
+    section: &str,
+    own: &str,
+    overrides: &[(String, String)],
+    value: impl Fn(&str) -> String,
+) -> String {
+    let mut text = String::new();
+    if !base.trim().is_empty() {
+        text.push_str(base.trim_end());
+        text.push_str("\n\n");
+    }
+    text.push_str(section);
+    text.push_str("# --- added by tidemark: a private server on loopback ---\n");
+    text.push_str(own);
+    if !overrides.is_empty() {
+        text.push_str("# --- -c overrides, in command-line order (the last one wins) ---\n");
+        for (name, v) in overrides {
+            text.push_str(&format!("{name} = {}\n", value(v)));
+        }
+    }
+    text
+}
+
 pub use crate::record::TargetInfo;
 
 /// A target's server as the rest of a run sees it, however it was

@@ -266,6 +266,17 @@ impl Backend {
         }
     }
 
+    /// Runs one query and reads each of its rows with `read`, in order;
+    /// the first row `read` fails on fails the whole.
+    pub fn query_map<T>(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        read: impl FnMut(Row<'_>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.query(sql, params)?.iter().map(read).collect()
+    }
+
     /// Runs one query and returns its rows.
     pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Rows> {
         match self {

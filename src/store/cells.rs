@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 use super::backend::{Row, params};
 use super::write::target_values;
-use super::{StepRecord, Store};
+use super::{Store, StoredStep};
 use crate::record::TargetInfo;
 use crate::util::process_identity::{Liveness, ProcessIdentity};
 use crate::util::redact::redact_url_passwords;
@@ -89,7 +89,7 @@ impl Store {
     }
 
     /// The measured steps of a target, by step name.
-    pub fn measured_steps(&self, target_id: i64) -> Result<HashMap<String, StepRecord>> {
+    pub fn measured_steps(&self, target_id: i64) -> Result<HashMap<String, StoredStep>> {
         Ok(self
             .load_steps(target_id)?
             .into_iter()

@@ -44,7 +44,7 @@ use backend::Backend;
 
 pub use backend::Engine;
 pub use export::{export_csv, export_json};
-pub use read::{RunRecord, RunSummary, StepRecord, TargetRecord, format_runs_table};
+pub use read::{RunSummary, StoredRun, StoredStep, StoredTarget, format_runs_table};
 pub use role_rows::RoleRecord;
 pub use schema::SCHEMA_VERSION;
 pub use write::{decode_histogram, encode_histogram};

@@ -10,13 +10,13 @@ use anyhow::{Context, Result, anyhow};
 use hdrhistogram::Histogram;
 use serde::de::DeserializeOwned;
 
-use super::Store;
 use super::backend::{Backend, Row, params};
 use super::role_rows::RoleRecord;
 use super::write::decode_histogram;
+use super::{RunInfo, Store};
 use crate::record::{
-    ClientResult, Counts, Group, HostFacts, IbenchMetrics, LatencySummary, SecondSample, StepHost,
-    StepInfo, StepStatus, TargetInfo, new_histogram,
+    ClientResult, Counts, Group, IbenchMetrics, LatencySummary, SecondSample, StepHost, StepInfo,
+    StepStatus, TargetInfo, new_histogram,
 };
 
 /// One line of the `runs` listing.
@@ -38,7 +38,7 @@ pub struct RunSummary {
 
 /// A stored run with everything it measured.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RunRecord {
+pub struct StoredRun {
     /// The short number users type; local to the store it was read from.
     pub id: i64,
     /// The run's identity in every store (a UUID).
@@ -46,25 +46,20 @@ pub struct RunRecord {
     /// The store a copied run came from (URL without password or
     /// `results.db in DIR`); `None` for a run written here.
     pub origin: Option<String>,
-    pub started_at: String,
+    /// What was recorded when the run began, as [`super::Store::begin_run`]
+    /// was given it.
+    pub info: RunInfo,
     /// `None` while running, or if the run was cut short by a crash.
     pub finished_at: Option<String>,
     /// One of [`super::RUN_STATUSES`].
     pub status: String,
-    pub command_line: String,
-    /// The tidemark version that ran it.
-    pub tidemark_version: String,
-    pub profile: String,
-    pub suite: String,
-    pub params: serde_json::Value,
-    pub host: HostFacts,
     /// In the order they ran: by repetition, then `position`.
-    pub targets: Vec<TargetRecord>,
+    pub targets: Vec<StoredTarget>,
 }
 
 /// A stored target with its steps.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TargetRecord {
+pub struct StoredTarget {
     pub id: i64,
     /// 0-based order within the run.
     pub position: u32,
@@ -75,12 +70,12 @@ pub struct TargetRecord {
     pub status: String,
     pub failure: Option<String>,
     /// In execution order (`seq`).
-    pub steps: Vec<StepRecord>,
+    pub steps: Vec<StoredStep>,
 }
 
 /// A stored step: what it was and what it measured.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StepRecord {
+pub struct StoredStep {
     pub id: i64,
     /// Execution order within the target.
     pub seq: u32,
@@ -111,7 +106,7 @@ pub struct StepRecord {
     /// `None` for steps stored without them.
     pub host: Option<StepHost>,
     /// The merged latency histogram in HdrHistogram V2 format (see
-    /// [`StepRecord::histogram`]); `None` if none was stored.
+    /// [`StoredStep::histogram`]); `None` if none was stored.
     pub histogram_v2: Option<Vec<u8>>,
     /// Roles of a multi-role step (ibench), in name order; empty otherwise.
     pub roles: Vec<RoleRecord>,
@@ -119,7 +114,7 @@ pub struct StepRecord {
     pub metrics: Option<serde_json::Value>,
 }
 
-impl StepRecord {
+impl StoredStep {
     /// The merged event latency histogram, microseconds; empty if none was
     /// stored.
     pub fn histogram(&self) -> Result<Histogram<u64>> {
@@ -195,7 +190,7 @@ impl Store {
 
     /// Run `id` with its targets and steps; a one-line error if it is not
     /// stored.
-    pub fn load_run(&self, id: i64) -> Result<RunRecord> {
+    pub fn load_run(&self, id: i64) -> Result<StoredRun> {
         let rows = self
             .db()
             .query("SELECT * FROM runs WHERE id = ?1", &params![id])?;
@@ -203,19 +198,21 @@ impl Store {
             return Err(self.unknown_run(id));
         };
         let whose = format!("run {id}");
-        let mut run = RunRecord {
+        let mut run = StoredRun {
             id: r.get("id")?,
             uuid: r.get("uuid")?,
             origin: r.get("origin")?,
-            started_at: r.get("started_at")?,
+            info: RunInfo {
+                started_at: r.get("started_at")?,
+                command_line: r.get("command_line")?,
+                tidemark_version: r.get("tidemark_version")?,
+                profile: r.get("profile")?,
+                suite: r.get("suite")?,
+                params: get_json(&r, "params_json", &whose)?,
+                host: get_json(&r, "host_json", &whose)?,
+            },
             finished_at: r.get("finished_at")?,
             status: r.get("status")?,
-            command_line: r.get("command_line")?,
-            tidemark_version: r.get("tidemark_version")?,
-            profile: r.get("profile")?,
-            suite: r.get("suite")?,
-            params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
-            host: json(&r.get::<String>("host_json")?, "host_json", &whose)?,
             targets: Vec::new(),
         };
         let rows = self.db().query(
@@ -230,7 +227,7 @@ impl Store {
         Ok(run)
     }
 
-    pub(super) fn load_steps(&self, target_id: i64) -> Result<Vec<StepRecord>> {
+    pub(super) fn load_steps(&self, target_id: i64) -> Result<Vec<StoredStep>> {
         let mut db = self.db();
         let rows = db.query(
             "SELECT * FROM steps WHERE target_id = ?1 ORDER BY seq, id",
@@ -248,29 +245,23 @@ impl Store {
 
 /// Fills in a step's per-second samples, clients, plans, roles and host
 /// metrics.
-fn load_step_details(db: &mut Backend, step: &mut StepRecord) -> Result<()> {
+fn load_step_details(db: &mut Backend, step: &mut StoredStep) -> Result<()> {
     let id = params![step.id];
-    step.per_second = db
-        .query(
-            "SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec",
-            &id,
-        )?
-        .iter()
-        .map(|r| {
+    step.per_second = db.query_map(
+        "SELECT * FROM step_seconds WHERE step_id = ?1 ORDER BY sec",
+        &id,
+        |r| {
             Ok(SecondSample {
                 sec: r.get("sec")?,
                 counts: get_counts(&r)?,
                 max_latency_us: r.get("max_latency_us")?,
             })
-        })
-        .collect::<Result<_>>()?;
-    step.clients = db
-        .query(
-            "SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client",
-            &id,
-        )?
-        .iter()
-        .map(|r| {
+        },
+    )?;
+    step.clients = db.query_map(
+        "SELECT * FROM step_clients WHERE step_id = ?1 ORDER BY client",
+        &id,
+        |r| {
             Ok(ClientResult {
                 client: r.get("client")?,
                 events: r.get("events")?,
@@ -278,25 +269,22 @@ fn load_step_details(db: &mut Backend, step: &mut StepRecord) -> Result<()> {
                 errors: r.get("errors")?,
                 finish_secs: r.get("finish_secs")?,
             })
-        })
-        .collect::<Result<_>>()?;
-    step.plans = db
-        .query(
-            "SELECT statement, plan_text FROM step_plans WHERE step_id = ?1 ORDER BY rowid",
-            &id,
-        )?
-        .iter()
-        .map(|r| Ok((r.at(0)?, r.at(1)?)))
-        .collect::<Result<_>>()?;
+        },
+    )?;
+    step.plans = db.query_map(
+        "SELECT statement, plan_text FROM step_plans WHERE step_id = ?1 ORDER BY rowid",
+        &id,
+        |r| Ok((r.at(0)?, r.at(1)?)),
+    )?;
     step.roles = super::role_rows::load_roles(db, step.id)?;
     step.host = super::host_rows::load(db, step.id)?;
     Ok(())
 }
 
-fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
+fn target_from_row(r: &Row<'_>) -> Result<StoredTarget> {
     let id: i64 = r.get("id")?;
     let whose = format!("target {id}");
-    Ok(TargetRecord {
+    Ok(StoredTarget {
         id,
         position: r.get("position")?,
         repetition: r.get("repetition")?,
@@ -308,9 +296,9 @@ fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
             version_number: r.get("version_number")?,
             config_name: r.get("config_name")?,
             config_text: r.get("config_text")?,
-            settings: json(&r.get::<String>("settings_json")?, "settings_json", &whose)?,
+            settings: get_json(r, "settings_json", &whose)?,
             managed: r.get("managed")?,
-            extra: json(&r.get::<String>("extra_json")?, "extra_json", &whose)?,
+            extra: get_json(r, "extra_json", &whose)?,
         },
         status: r.get("status")?,
         failure: r.get("failure")?,
@@ -318,12 +306,12 @@ fn target_from_row(r: &Row<'_>) -> Result<TargetRecord> {
     })
 }
 
-fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
+fn step_from_row(r: &Row<'_>) -> Result<StoredStep> {
     let id: i64 = r.get("id")?;
     let whose = format!("step {id}");
     let status: String = r.get("status")?;
     let group: Option<String> = r.get("grp")?;
-    Ok(StepRecord {
+    Ok(StoredStep {
         id,
         seq: r.get("seq")?,
         started_at: r.get("started_at")?,
@@ -337,7 +325,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
                 .transpose()?,
             reported: r.get("reported")?,
             note: r.get("note")?,
-            params: json(&r.get::<String>("params_json")?, "params_json", &whose)?,
+            params: get_json(r, "params_json", &whose)?,
             sweep_threads: r.get("sweep_threads")?,
         },
         status: StepStatus::parse(&status)
@@ -351,11 +339,7 @@ fn step_from_row(r: &Row<'_>) -> Result<StepRecord> {
         rows_per_sec: r.get("rows_per_sec")?,
         latency: get_latency(r)?,
         client_cpu_secs: r.get("client_cpu_secs")?,
-        error_samples: json(
-            &r.get::<String>("error_samples_json")?,
-            "error_samples_json",
-            &whose,
-        )?,
+        error_samples: get_json(r, "error_samples_json", &whose)?,
         per_second: Vec::new(),
         clients: Vec::new(),
         plans: Vec::new(),
@@ -396,6 +380,11 @@ pub(super) fn get_counts(r: &Row<'_>) -> Result<Counts> {
 
 fn json<T: DeserializeOwned>(text: &str, column: &str, whose: &str) -> Result<T> {
     serde_json::from_str(text).with_context(|| format!("malformed {column} of {whose}"))
+}
+
+/// The JSON text column `column` of row `r`, parsed.
+fn get_json<T: DeserializeOwned>(r: &Row<'_>, column: &str, whose: &str) -> Result<T> {
+    json(&r.get::<String>(column)?, column, whose)
 }
 
 fn unknown_value(whose: &str, what: &str, value: &str) -> anyhow::Error {

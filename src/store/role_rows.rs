@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::backend::{Backend, Value, params};
 use super::read::{get_counts, get_latency};
-use super::write::{decode_histogram, encode_histogram, int, real};
+use super::write::{count_params, decode_histogram, encode_histogram, int, latency_params, real};
 use crate::record::{Counts, LatencySummary, RoleClient, RoleResult, RoleSecond};
 
 /// A stored role of a step.
@@ -110,30 +110,22 @@ pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Re
              histogram, intended_histogram)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                  ?18, ?19, ?20, ?21, ?22)",
-        &params![
-            step_id,
-            r.role,
-            r.threads,
-            int(r.counts.events),
-            int(r.counts.statements),
-            int(r.counts.rows),
-            int(r.counts.errors),
-            int(r.counts.retries),
-            r.target_rate.map(real),
-            real(l.avg),
-            int(l.p50),
-            int(l.p95),
-            int(l.p99),
-            int(l.p999),
-            int(l.max),
-            co.map(|c| int(c.p50)),
-            co.map(|c| int(c.p99)),
-            co.map(|c| int(c.p999)),
-            co.map(|c| int(c.max)),
-            real(r.cpu_secs),
-            r.histogram.clone(),
-            r.intended_histogram.clone(),
-        ],
+        &[
+            &params![step_id, r.role, r.threads][..],
+            &count_params(&r.counts),
+            &params![r.target_rate.map(real)],
+            &latency_params(l),
+            &params![
+                co.map(|c| int(c.p50)),
+                co.map(|c| int(c.p99)),
+                co.map(|c| int(c.p999)),
+                co.map(|c| int(c.max)),
+                real(r.cpu_secs),
+                r.histogram.clone(),
+                r.intended_histogram.clone(),
+            ],
+        ]
+        .concat(),
     )
     .with_context(|| format!("role {}", r.role))?;
     for c in r.clients {
@@ -141,19 +133,16 @@ pub(super) fn insert_role(tx: &mut Backend, step_id: i64, r: &RoleRow<'_>) -> Re
             "INSERT INTO step_role_clients (step_id, role, client, events, statements, rows,
                  errors, retries, finish_secs, max_behind_us, late_events)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            &params![
-                step_id,
-                r.role,
-                c.client,
-                int(c.counts.events),
-                int(c.counts.statements),
-                int(c.counts.rows),
-                int(c.counts.errors),
-                int(c.counts.retries),
-                real(c.finish_secs),
-                int(c.max_behind_us),
-                int(c.late_events),
-            ],
+            &[
+                &params![step_id, r.role, c.client][..],
+                &count_params(&c.counts),
+                &params![
+                    real(c.finish_secs),
+                    int(c.max_behind_us),
+                    int(c.late_events)
+                ],
+            ]
+            .concat(),
         )
         .with_context(|| format!("role {} client {}", r.role, c.client))?;
     }
@@ -236,13 +225,10 @@ pub(super) fn load_roles(db: &mut Backend, step_id: i64) -> Result<Vec<RoleRecor
         .collect::<Result<Vec<_>>>()?;
     for role in &mut roles {
         let key = params![step_id, &role.role];
-        role.clients = db
-            .query(
-                "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
-                &key,
-            )?
-            .iter()
-            .map(|r| {
+        role.clients = db.query_map(
+            "SELECT * FROM step_role_clients WHERE step_id = ?1 AND role = ?2 ORDER BY client",
+            &key,
+            |r| {
                 Ok(RoleClient {
                     client: r.get("client")?,
                     counts: get_counts(&r)?,
@@ -250,16 +236,13 @@ pub(super) fn load_roles(db: &mut Backend, step_id: i64) -> Result<Vec<RoleRecor
                     max_behind_us: r.get("max_behind_us")?,
                     late_events: r.get("late_events")?,
                 })
-            })
-            .collect::<Result<_>>()?;
-        role.per_second = db
-            .query(
-                "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2
+            },
+        )?;
+        role.per_second = db.query_map(
+            "SELECT * FROM step_role_seconds WHERE step_id = ?1 AND role = ?2
                   ORDER BY sec, client",
-                &key,
-            )?
-            .iter()
-            .map(|r| {
+            &key,
+            |r| {
                 Ok(RoleSecond {
                     client: r.get("client")?,
                     sec: r.get("sec")?,
@@ -271,8 +254,8 @@ pub(super) fn load_roles(db: &mut Backend, step_id: i64) -> Result<Vec<RoleRecor
                     max_intended_us: r.get("max_intended_us")?,
                     max_behind_us: r.get("max_behind_us")?,
                 })
-            })
-            .collect::<Result<_>>()?;
+            },
+        )?;
     }
     Ok(roles)
 }

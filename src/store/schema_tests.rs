@@ -74,7 +74,7 @@ fn older_runs_lose_their_passwords_to_the_migration() {
     let store = crate::store::Store::open(dir.path()).unwrap();
     let run = store.load_run(7).unwrap();
     assert_eq!(
-        run.command_line,
+        run.info.command_line,
         "tidemark run --target postgres://bob:***@h/db"
     );
     assert_eq!(run.targets[0].info.spec, "postgres://bob:***@h/db");

@@ -4,6 +4,7 @@
 //! opens a step with its spec; each shard registers, reports ready with
 //! its clock offset, waits for the published start, and writes its result
 //! (counts, per-second samples, clients, latency histogram) when done.
+//! Both sides of that meeting are `orchestrate::shards`.
 
 use anyhow::{Result, anyhow, bail};
 use hdrhistogram::Histogram;

@@ -10,7 +10,7 @@
 use anyhow::{Context, Result};
 
 use super::backend::params;
-use super::read::{RunRecord, StepRecord};
+use super::read::{StoredRun, StoredStep};
 use super::role_rows::{RoleRow, insert_role};
 use super::write::{StepRow, insert_step, insert_step_rows, target_values};
 use super::{Store, host_rows};
@@ -43,15 +43,15 @@ impl Store {
                                        host_json, plan_json, uuid, origin)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
                     &params![
-                        &run.started_at,
+                        &run.info.started_at,
                         run.finished_at.as_deref(),
                         &run.status,
-                        &run.command_line,
-                        &run.tidemark_version,
-                        &run.profile,
-                        &run.suite,
-                        serde_json::to_string(&run.params)?,
-                        serde_json::to_string(&run.host)?,
+                        &run.info.command_line,
+                        &run.info.tidemark_version,
+                        &run.info.profile,
+                        &run.info.suite,
+                        serde_json::to_string(&run.info.params)?,
+                        serde_json::to_string(&run.info.host)?,
                         plan_json,
                         &run.uuid,
                         origin,
@@ -65,7 +65,7 @@ impl Store {
     }
 }
 
-fn copy_targets(tx: &mut super::backend::Backend, run_id: i64, run: &RunRecord) -> Result<()> {
+fn copy_targets(tx: &mut super::backend::Backend, run_id: i64, run: &StoredRun) -> Result<()> {
     for t in &run.targets {
         let mut values = params![run_id, t.position, t.repetition].to_vec();
         values.extend(target_values(&t.info)?);
@@ -86,7 +86,7 @@ fn copy_targets(tx: &mut super::backend::Backend, run_id: i64, run: &RunRecord) 
     Ok(())
 }
 
-fn copy_step(tx: &mut super::backend::Backend, target_id: i64, s: &StepRecord) -> Result<()> {
+fn copy_step(tx: &mut super::backend::Backend, target_id: i64, s: &StoredStep) -> Result<()> {
     let row = StepRow {
         seq: s.seq,
         started_at: &s.started_at,
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(got.origin.as_deref(), Some(source.place()));
         assert_eq!(got.uuid, want.uuid);
         // Everything but the local ids and the origin is the same.
-        let strip = |mut r: RunRecord| {
+        let strip = |mut r: StoredRun| {
             r.id = 0;
             r.origin = None;
             for t in &mut r.targets {

@@ -221,42 +221,36 @@ pub(super) fn insert_step(tx: &mut Backend, target_id: i64, s: &StepRow<'_>) -> 
                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,
                    ?31, ?32, ?33, ?34)
            RETURNING id"#,
-        &params![
-            target_id,
-            s.seq,
-            &info.suite,
-            &info.name,
-            &info.test,
-            info.range,
-            info.group.map(|g| g.as_str()),
-            info.reported,
-            info.note.as_deref(),
-            serde_json::to_string(&info.params)?,
-            s.status,
-            s.failure.map(redact_url_passwords),
-            s.started_at,
-            real(s.secs),
-            s.threads,
-            int(s.counts.events),
-            int(s.counts.statements),
-            int(s.counts.rows),
-            int(s.counts.errors),
-            int(s.counts.retries),
-            real(s.rates[0]),
-            real(s.rates[1]),
-            real(s.rates[2]),
-            real(l.avg),
-            int(l.p50),
-            int(l.p95),
-            int(l.p99),
-            int(l.p999),
-            int(l.max),
-            real(s.client_cpu_secs),
-            redact_url_passwords(&serde_json::to_string(s.error_samples)?),
-            s.histogram.clone(),
-            s.metrics.map(serde_json::to_string).transpose()?,
-            info.sweep_threads,
-        ],
+        &[
+            &params![
+                target_id,
+                s.seq,
+                &info.suite,
+                &info.name,
+                &info.test,
+                info.range,
+                info.group.map(|g| g.as_str()),
+                info.reported,
+                info.note.as_deref(),
+                serde_json::to_string(&info.params)?,
+                s.status,
+                s.failure.map(redact_url_passwords),
+                s.started_at,
+                real(s.secs),
+                s.threads,
+            ][..],
+            &count_params(&s.counts),
+            &params![real(s.rates[0]), real(s.rates[1]), real(s.rates[2])],
+            &latency_params(l),
+            &params![
+                real(s.client_cpu_secs),
+                redact_url_passwords(&serde_json::to_string(s.error_samples)?),
+                s.histogram.clone(),
+                s.metrics.map(serde_json::to_string).transpose()?,
+                info.sweep_threads,
+            ],
+        ]
+        .concat(),
     )
 }
 
@@ -272,17 +266,12 @@ pub(super) fn insert_step_rows(
     let seconds: Vec<Vec<Value>> = seconds
         .iter()
         .map(|s| {
-            params![
-                step_id,
-                s.sec,
-                int(s.counts.events),
-                int(s.counts.statements),
-                int(s.counts.rows),
-                int(s.counts.errors),
-                int(s.counts.retries),
-                int(s.max_latency_us)
+            [
+                &params![step_id, s.sec][..],
+                &count_params(&s.counts),
+                &params![int(s.max_latency_us)],
             ]
-            .to_vec()
+            .concat()
         })
         .collect();
     tx.insert_many(
@@ -360,6 +349,33 @@ pub(super) fn real(x: f64) -> f64 {
 /// saturate rather than fail the step.
 pub(super) fn int(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The five count columns every table of counts has (`events`,
+/// `statements`, `rows`, `errors`, `retries`, in that order) as parameters:
+/// what [`super::read::get_counts`] reads back.
+pub(super) fn count_params(c: &Counts) -> [Value; 5] {
+    params![
+        int(c.events),
+        int(c.statements),
+        int(c.rows),
+        int(c.errors),
+        int(c.retries)
+    ]
+}
+
+/// The six latency columns (`lat_avg_us`, `lat_p50_us`, `lat_p95_us`,
+/// `lat_p99_us`, `lat_p999_us`, `lat_max_us`) as parameters: what
+/// [`super::read::get_latency`] reads back.
+pub(super) fn latency_params(l: &LatencySummary) -> [Value; 6] {
+    params![
+        real(l.avg),
+        int(l.p50),
+        int(l.p95),
+        int(l.p99),
+        int(l.p999),
+        int(l.max)
+    ]
 }
 
 /// A latency histogram in the HdrHistogram V2 format, as `steps.histogram`

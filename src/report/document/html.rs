@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Block, Cell, Chart, Span, Table, Value};
-use crate::report::plans::{PlanRow, word_diff};
+use crate::report::query_plans::{PlanRow, word_diff};
 use crate::report::render::svg::{self, esc};
 
 /// Appends `blocks` to `o`.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::{Block, Cell, Span, Table, Value};
 use crate::report::model::Band;
-use crate::report::plans::PlanRow;
+use crate::report::query_plans::PlanRow;
 
 /// Appends `blocks` to `o`.
 pub fn write(o: &mut String, blocks: &[Block]) {

@@ -16,7 +16,7 @@ pub mod markdown;
 
 use crate::report::format::{amount, opt_amount, rel, rel_pm};
 use crate::report::model::{Band, Bands};
-use crate::report::plans::PlanRow;
+use crate::report::query_plans::PlanRow;
 use crate::report::render::svg::{BarSeries, LineSeries};
 use crate::stats::{Interval, VerdictCounts};
 

@@ -51,8 +51,8 @@ pub fn render(r: &Report) -> String {
             for t in &g.tests {
                 for (c, target) in t.cells.iter().zip(&r.targets) {
                     let Some(c) = c else { continue };
-                    let suite = if g.group == Group::Workload.as_str() {
-                        SuiteName::Workload
+                    let suite = if g.group == Group::WorkloadFile.as_str() {
+                        SuiteName::WorkloadFile
                     } else {
                         SuiteName::Sysbench
                     };

@@ -52,7 +52,7 @@ pub(super) fn toc(o: &mut String, r: &Report) {
     if !r.storage.is_empty() {
         o.push_str("<a href=\"#storage\">Storage</a>");
     }
-    if !r.plan_changes.is_empty() {
+    if !r.query_plan_changes.is_empty() {
         o.push_str("<a href=\"#plans\">Plan changes</a>");
     }
     if let Some(s) = &r.sysbench {

@@ -8,7 +8,7 @@ use crate::report::document::{Block, Cell, Column, Row, Table};
 use crate::report::format::rel_pm;
 use crate::report::ibench::IbenchCell;
 use crate::report::model::Report;
-use crate::report::sysbench::{Cell as TestCell, Step, TestRow};
+use crate::report::sysbench::{Cell as TestCell, Comparison, TestRow};
 use crate::stats::Interval;
 
 /// Per test or step: its name and each link's cell.
@@ -57,7 +57,7 @@ pub fn section(r: &Report) -> Option<Block> {
 fn link_text(
     i: usize,
     base: Option<(f64, Option<&Interval>, &str)>,
-    previous: Option<&Step>,
+    previous: Option<&Comparison>,
 ) -> String {
     let found = if i == 1 {
         base

@@ -14,8 +14,8 @@ pub mod chain;
 pub mod context;
 pub mod ibench;
 pub mod instructions;
-pub mod plans;
 pub mod profiles;
+pub mod query_plans;
 pub mod server;
 pub mod shards;
 pub mod summary;
@@ -124,7 +124,7 @@ pub fn parts(r: &Report) -> Vec<Part> {
     }
     let optional = [
         ("shards", shards::section(&r.shards)),
-        ("plans", plans::section(r)),
+        ("plans", query_plans::section(r)),
         ("configs", context::config_files(r)),
     ];
     out.extend(

@@ -286,7 +286,7 @@ fn workload_counts(r: &Report, g: &GroupSection) -> Vec<Block> {
                     vec![
                         Cell::text(&t.label),
                         Cell::text(&target.label),
-                        Cell::text(crate::report::workload::summary(counts)),
+                        Cell::text(crate::report::workload_file::summary(counts)),
                     ],
                 ))
             })
@@ -314,8 +314,8 @@ fn workload_counts(r: &Report, g: &GroupSection) -> Vec<Block> {
 fn statement_latencies(r: &Report, g: &GroupSection) -> Vec<Block> {
     let mut rows = Vec::new();
     for t in &g.tests {
-        for s in crate::report::workload::statement_rows(&t.workload_counts()) {
-            let sql = crate::report::workload::sql_excerpt(&s.sql, 60);
+        for s in crate::report::workload_file::statement_rows(&t.workload_counts()) {
+            let sql = crate::report::workload_file::sql_excerpt(&s.sql, 60);
             let mut v = vec![
                 Cell::text(&t.label),
                 Cell::text(&s.key),

@@ -17,7 +17,7 @@ use super::binaries::{Flavor, MyBinaries};
 use super::named::my_named_config;
 use super::verify::{Source, check_help_output};
 use crate::server::process::ServerUser;
-use crate::server::size_file;
+use crate::server::{compose_config_file, size_file};
 
 /// Size profiles [`base_config`] knows.
 pub use crate::server::SERVER_SIZES as PROFILES;
@@ -117,29 +117,19 @@ pub fn compose_config(
     at: &Placement<'_>,
     overrides: &[(String, String)],
 ) -> String {
-    let mut text = String::new();
-    if !base.trim().is_empty() {
-        text.push_str(base.trim_end());
-        text.push_str("\n\n");
-    }
-    text.push_str("[mysqld]\n# --- added by tidemark: a private server on loopback ---\n");
-    let _ = writeln!(text, "basedir = {}", at.basedir.display());
-    let _ = writeln!(text, "datadir = {}", at.datadir.display());
-    let _ = writeln!(text, "port = {}", at.port);
-    text.push_str("bind_address = 127.0.0.1\n");
-    let _ = writeln!(text, "socket = {}", at.socket.display());
+    let mut own = String::new();
+    let _ = writeln!(own, "basedir = {}", at.basedir.display());
+    let _ = writeln!(own, "datadir = {}", at.datadir.display());
+    let _ = writeln!(own, "port = {}", at.port);
+    own.push_str("bind_address = 127.0.0.1\n");
+    let _ = writeln!(own, "socket = {}", at.socket.display());
     let _ = writeln!(
-        text,
+        own,
         "pid_file = {}",
         at.datadir.join("server.pid").display()
     );
-    let _ = writeln!(text, "tmpdir = {}", at.tmpdir.display());
-    if !overrides.is_empty() {
-        text.push_str("# --- -c overrides, in command-line order (the last one wins) ---\n");
-        for (name, value) in overrides {
-            let _ = writeln!(text, "{name} = {value}");
-        }
-    }
+    let _ = writeln!(own, "tmpdir = {}", at.tmpdir.display());
+    let text = compose_config_file(base, "[mysqld]\n", &own, overrides, str::to_string);
     let mut text = super::versions::redo_lines(flavor, version, &text);
     super::versions::version_lines(flavor, version, at.tmpdir, &mut text);
     text

@@ -8,14 +8,13 @@
 //! parsed by `postgres -C` before the server starts.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
 use super::binaries::{PgBinaries, tool};
 use crate::server::process::ServerUser;
-use crate::server::size_file;
+use crate::server::{compose_config_file, size_file};
 
 /// Size profiles [`base_config`] knows.
 pub use crate::server::SERVER_SIZES as PROFILES;
@@ -50,22 +49,11 @@ pub fn compose_config(
     socket_dir: &str,
     overrides: &[(String, String)],
 ) -> String {
-    let mut text = String::new();
-    if !base.trim().is_empty() {
-        text.push_str(base.trim_end());
-        text.push_str("\n\n");
-    }
-    text.push_str("# --- added by tidemark: a private server on loopback ---\n");
-    let _ = writeln!(text, "port = {port}");
-    text.push_str("listen_addresses = '127.0.0.1'\n");
-    let _ = writeln!(text, "unix_socket_directories = {}", conf_value(socket_dir));
-    if !overrides.is_empty() {
-        text.push_str("# --- -c overrides, in command-line order (the last one wins) ---\n");
-        for (name, value) in overrides {
-            let _ = writeln!(text, "{name} = {}", conf_value(value));
-        }
-    }
-    text
+    let own = format!(
+        "port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = {}\n",
+        conf_value(socket_dir)
+    );
+    compose_config_file(base, "", &own, overrides, conf_value)
 }
 
 /// A value as postgresql.conf wants it: single-quoted (valid for every

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Store, load};
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 use crate::store::hw_columns::{HW_NUMERIC, HW_TEXT, numeric_values, text_values};
 
 /// Columns of the CSV export, in order.
@@ -75,7 +75,7 @@ pub fn csv_header() -> Vec<&'static str> {
 }
 
 /// A step's [`INSTRUCTION_COLUMNS`] cells.
-fn instruction_cells(s: &StepRecord) -> [String; 6] {
+fn instruction_cells(s: &StoredStep) -> [String; 6] {
     let valgrind = s.host.as_ref().is_some_and(|h| h.under_valgrind());
     let Some(i) = s.host.as_ref().and_then(|h| h.instructions.as_ref()) else {
         return [
@@ -110,10 +110,10 @@ pub fn export_csv(store: &Store, run: Option<i64>, out: &mut dyn Write) -> Resul
                 let l = &s.latency;
                 let row: [String; 35] = [
                     r.id.to_string(),
-                    r.started_at.clone(),
+                    r.info.started_at.clone(),
                     r.status.clone(),
                     s.info.suite.clone(),
-                    r.profile.clone(),
+                    r.info.profile.clone(),
                     t.position.to_string(),
                     t.info.label.clone(),
                     t.info.dbms.clone(),

@@ -14,12 +14,12 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use super::server::{self, Counters, Profile};
-use super::{FORMAT_VERSION, RunRecord, Store, load};
+use super::{FORMAT_VERSION, Store, StoredRun, load};
 use crate::record::slices::{self, Slice};
 use crate::record::{
     ClientResult, Counts, Group, HostFacts, HostSecond, LatencySummary, SecondSample, StepStatus,
 };
-use crate::store::{RoleRecord, SCHEMA_VERSION, StepRecord, TargetRecord};
+use crate::store::{RoleRecord, SCHEMA_VERSION, StoredStep, StoredTarget};
 
 /// Writes run `run` (or every stored run) as pretty-printed JSON:
 /// `{"format_version", "tidemark_version", "schema_version", "runs": [{…,
@@ -171,28 +171,28 @@ impl Serialize for Settings<'_> {
     }
 }
 
-impl<'a> From<&'a RunRecord> for JsonRun<'a> {
-    fn from(r: &'a RunRecord) -> Self {
+impl<'a> From<&'a StoredRun> for JsonRun<'a> {
+    fn from(r: &'a StoredRun) -> Self {
         JsonRun {
             id: r.id,
             uuid: &r.uuid,
             origin: r.origin.as_deref(),
-            started_at: &r.started_at,
+            started_at: &r.info.started_at,
             finished_at: r.finished_at.as_deref(),
             status: &r.status,
-            command_line: &r.command_line,
-            tidemark_version: &r.tidemark_version,
-            profile: &r.profile,
-            suite: &r.suite,
-            params: &r.params,
-            host: &r.host,
+            command_line: &r.info.command_line,
+            tidemark_version: &r.info.tidemark_version,
+            profile: &r.info.profile,
+            suite: &r.info.suite,
+            params: &r.info.params,
+            host: &r.info.host,
             targets: r.targets.iter().map(JsonTarget::from).collect(),
         }
     }
 }
 
-impl<'a> From<&'a TargetRecord> for JsonTarget<'a> {
-    fn from(t: &'a TargetRecord) -> Self {
+impl<'a> From<&'a StoredTarget> for JsonTarget<'a> {
+    fn from(t: &'a StoredTarget) -> Self {
         let i = &t.info;
         JsonTarget {
             label: &i.label,
@@ -214,8 +214,8 @@ impl<'a> From<&'a TargetRecord> for JsonTarget<'a> {
     }
 }
 
-impl<'a> From<&'a StepRecord> for JsonStep<'a> {
-    fn from(s: &'a StepRecord) -> Self {
+impl<'a> From<&'a StoredStep> for JsonStep<'a> {
+    fn from(s: &'a StoredStep) -> Self {
         JsonStep {
             name: &s.info.name,
             test: &s.info.test,

@@ -7,7 +7,7 @@
 
 use anyhow::Result;
 
-use super::{RunRecord, Store};
+use super::{Store, StoredRun};
 
 mod csv;
 mod json;
@@ -22,7 +22,7 @@ pub use json::export_json;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The runs to export: `run`, or all of them, oldest first.
-fn load(store: &Store, run: Option<i64>) -> Result<Vec<RunRecord>> {
+fn load(store: &Store, run: Option<i64>) -> Result<Vec<StoredRun>> {
     match run {
         Some(id) => Ok(vec![store.load_run(id)?]),
         None => store

@@ -48,7 +48,7 @@ pub fn manifest(image: &str, id: i64, shards: u32) -> serde_json::Value {
                         ],
                         "env": [
                             { "name": "TIDEMARK_STORE", "valueFrom": secret("store", false) },
-                            { "name": super::shards::PASSWORD_ENV, "valueFrom": secret("password", true) }
+                            { "name": super::PASSWORD_ENV, "valueFrom": secret("password", true) }
                         ]
                     }]
                 }

@@ -11,14 +11,14 @@ use crate::report::sysbench::basis_points;
 /// The section (`## Query plans that changed`, `<section id="plans">`);
 /// `None` when no plan changed.
 pub fn section(r: &Report) -> Option<Block> {
-    if r.plan_changes.is_empty() {
+    if r.query_plan_changes.is_empty() {
         return None;
     }
     let mut blocks = vec![
         Block::Markdown("Plans are compared without cost estimates and literal numbers; `-` lines are the base's plan, `+` lines the target's.\n\n".into()),
         Block::Html("<p class=\"legend\">Plans are compared without cost estimates and literal numbers; changed lines are shaded and the changed words marked.</p>\n".into()),
     ];
-    for p in &r.plan_changes {
+    for p in &r.query_plan_changes {
         let who = |bold: bool| -> String {
             let list: Vec<String> = p
                 .targets

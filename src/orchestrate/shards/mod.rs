@@ -1,13 +1,25 @@
 //! Client shards (`run --client-hosts`): a step's clients split over
 //! several `tidemark shard` processes that meet in the shared PostgreSQL
 //! store ([`crate::store::shards`]), start together at a time the
-//! coordinator publishes, and are merged exactly ([`super::shard_merge`]).
+//! coordinator publishes, and are merged exactly ([`merge()`]).
+//!
+//! Every part of client shards that runs a step lives in this folder:
+//! `merge` (the exact merge of the shards' results), `processes` (the
+//! shard processes of a step, killed with it), `ssh` (launching them over
+//! OpenSSH) and `k8s` (as a Kubernetes Indexed Job). The `--client-hosts`
+//! grammar and split are planning (`plan::client_hosts`); the board the
+//! shards meet on is the store's (`store::shards`).
 //!
 //! The coordinator side ([`run_sharded`]) opens the step on the board,
 //! launches the shards, waits until every one is connected and prepared,
 //! publishes the start, waits for every result and merges them; a shard
 //! that fails or disappears fails the whole step. The shard side
 //! ([`run_shard`]) is the `tidemark shard` verb.
+
+pub mod k8s;
+pub mod merge;
+mod processes;
+pub mod ssh;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,8 +28,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, anyhow};
 use serde::{Deserialize, Serialize};
 
-use super::shard_merge::{MergedShard, merge};
-use super::shard_processes::ShardProcesses;
+use self::merge::{MergedShard, merge};
+use self::processes::ShardProcesses;
 use crate::db::postgres::{PgConnectOptions, PgConnector};
 use crate::db::{Connector, DbError, ErrorKind};
 use crate::plan::Plan;
@@ -113,11 +125,11 @@ pub fn sharded_target(
 }
 
 /// Before any server starts: `ssh:` hosts reachable and with this
-/// tidemark ([`super::shard_ssh::prepare`]); nothing for other engines.
+/// tidemark ([`ssh::prepare`]); nothing for other engines.
 pub fn prepare_hosts(plan: &Plan) -> anyhow::Result<()> {
     match &plan.client_hosts {
         Some(ClientHosts::Ssh(hosts)) => {
-            super::shard_ssh::prepare(hosts, plan.input.store.as_deref().unwrap_or_default())
+            ssh::prepare(hosts, plan.input.store.as_deref().unwrap_or_default())
         }
         _ => Ok(()),
     }

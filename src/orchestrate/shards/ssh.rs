@@ -155,7 +155,7 @@ pub fn shard_command(host: &str, index: usize, id: i64, shard: u32) -> Command {
         .get()
         .and_then(|b| b.get(index).cloned())
         .unwrap_or_else(|| "tidemark".to_string());
-    let pw = super::shards::PASSWORD_ENV;
+    let pw = super::PASSWORD_ENV;
     let script = format!(
         "IFS= read -r TIDEMARK_STORE && IFS= read -r {pw} && export TIDEMARK_STORE {pw} && \
          exec {bin} shard --step {id} --shard {shard} --lifeline"

@@ -16,11 +16,11 @@ use crate::workload::file::{Workload, load};
 use crate::workload::{Group, StepInfo};
 
 /// A workload file as a run carries it out.
-pub struct WorkloadSuite;
+pub struct WorkloadFileSuite;
 
-impl super::suite::SuiteDriver for WorkloadSuite {
+impl super::suite::SuiteDriver for WorkloadFileSuite {
     fn name(&self) -> SuiteName {
-        SuiteName::Workload
+        SuiteName::WorkloadFile
     }
 
     fn planned_keys(&self, plan: &Plan) -> Vec<String> {
@@ -152,11 +152,12 @@ fn load_and_measure(
                 result.metrics = Some(metrics);
                 Ok(result)
             },
+            super::step::PER_QUERY,
         )?;
         if let Some(m) = &result.metrics {
             ctx.view
-                .line(&format!("  {}", crate::report::workload::summary(m)));
-            let means: Vec<String> = crate::report::workload::statement_rows(&[Some(m)])
+                .line(&format!("  {}", crate::report::workload_file::summary(m)));
+            let means: Vec<String> = crate::report::workload_file::statement_rows(&[Some(m)])
                 .iter()
                 .filter_map(|s| Some(format!("{} {:.3}", s.key, s.mean_ms[0]?)))
                 .collect();
@@ -172,7 +173,7 @@ fn load_and_measure(
 }
 
 /// How the store records the step: suite `workload`, group
-/// [`Group::Workload`], the file's name, params, weights and retry rules.
+/// [`Group::WorkloadFile`], the file's name, params, weights and retry rules.
 fn step_info(w: &Workload, plan: &Plan, threads: u32) -> StepInfo {
     let mut params = w.describe();
     params["threads"] = threads.into();
@@ -180,11 +181,11 @@ fn step_info(w: &Workload, plan: &Plan, threads: u32) -> StepInfo {
     params["warmup_secs"] = plan.sysbench.warmup_secs.into();
     params["seed"] = plan.sysbench.seed.into();
     StepInfo {
-        suite: SuiteName::Workload.as_str().into(),
+        suite: SuiteName::WorkloadFile.as_str().into(),
         name: w.name.clone(),
         test: w.name.clone(),
         range: None,
-        group: Some(Group::Workload),
+        group: Some(Group::WorkloadFile),
         reported: true,
         note: None,
         params,

@@ -50,7 +50,7 @@ pub fn changes(columns: &[Column<'_>]) -> Vec<PlanChange> {
         return Vec::new();
     };
     // A test's first step only (a concurrency sweep stores one per count).
-    let first = |s: &&crate::store::StepRecord| {
+    let first = |s: &&crate::store::StoredStep| {
         base.step(&s.info.name).is_some_and(|f| std::ptr::eq(f, *s))
     };
     for b in base.target.steps.iter().filter(first) {

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::Context;
 
-use super::shards::{K8S_READY_TIMEOUT, PASSWORD_ENV};
+use super::{K8S_READY_TIMEOUT, PASSWORD_ENV};
 use crate::plan::client_hosts::ClientHosts;
 use crate::store::shards::ShardMember;
 
@@ -42,13 +42,13 @@ impl ShardProcesses {
             job: None,
         };
         if let ClientHosts::K8s { shards, image, dir } = hosts {
-            let (file, applied) = super::shard_k8s::launch(dir, image, id, *shards)?;
+            let (file, applied) = super::k8s::launch(dir, image, id, *shards)?;
             if !applied {
                 eprintln!(
                     "tidemark: apply {} (kubectl apply -f) within {} s; its pods read Secret {}",
                     file.display(),
                     K8S_READY_TIMEOUT.as_secs(),
-                    super::shard_k8s::SECRET
+                    super::k8s::SECRET
                 );
             }
             me.job = Some(id);
@@ -70,7 +70,7 @@ impl ShardProcesses {
                 }
                 ClientHosts::K8s { .. } => unreachable!("a Job has no local processes"),
                 ClientHosts::Ssh(names) => {
-                    let mut cmd = super::shard_ssh::shard_command(
+                    let mut cmd = super::ssh::shard_command(
                         &names[shard as usize],
                         shard as usize,
                         id,
@@ -152,7 +152,7 @@ impl ShardProcesses {
     /// Kills and reaps every shard still running (deletes the Job).
     pub(super) fn stop(&mut self) {
         if let Some(id) = self.job.take() {
-            super::shard_k8s::delete(id);
+            super::k8s::delete(id);
         }
         for child in self.children.iter_mut().filter_map(Option::take) {
             let mut child = child;

@@ -7,9 +7,7 @@
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::record::step::{
-    Counts, RoleResult, SecondSample, StepResult, StepStatus, keep_error_sample, new_histogram,
-};
+use crate::record::step::{RoleResult, SecondSample, StepResult, StepStatus, keep_error_sample};
 use crate::store::shards::ShardReport;
 
 /// One finished shard as the coordinator read it from the board.
@@ -27,44 +25,35 @@ pub struct MergedShard {
 
 /// The step's result from its shards' (a step of `threads` clients).
 pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
-    let mut histogram = new_histogram();
-    let mut counts = Counts::default();
-    let mut per_second: Vec<SecondSample> = Vec::new();
-    let mut clients = Vec::new();
-    let mut error_samples: Vec<String> = Vec::new();
-    let mut cpu = 0.0;
-    let mut secs: f64 = 0.0;
-    let mut status = StepStatus::Ok;
-    let mut failure = None;
+    let mut step = StepResult::empty(threads);
     let mut list = Vec::with_capacity(shards.len());
-    let mut roles: Vec<RoleResult> = Vec::new();
     for s in shards {
-        merge_roles(&mut roles, &s.roles);
+        merge_roles(&mut step.roles, &s.roles);
         let r = &s.report;
-        let _ = histogram.add(&s.histogram);
-        counts.add(&r.counts);
+        let _ = step.histogram.add(&s.histogram);
+        step.counts.add(&r.counts);
         for sample in &r.per_second {
             let i = sample.sec as usize;
-            while per_second.len() <= i {
-                per_second.push(SecondSample {
-                    sec: per_second.len() as u32,
+            while step.per_second.len() <= i {
+                step.per_second.push(SecondSample {
+                    sec: step.per_second.len() as u32,
                     ..Default::default()
                 });
             }
-            let slot = &mut per_second[i];
+            let slot = &mut step.per_second[i];
             slot.counts.add(&sample.counts);
             slot.max_latency_us = slot.max_latency_us.max(sample.max_latency_us);
         }
-        clients.extend(r.clients.iter().cloned());
+        step.clients.extend(r.clients.iter().cloned());
         for e in &r.error_samples {
-            keep_error_sample(&mut error_samples, e);
+            keep_error_sample(&mut step.error_samples, e);
         }
-        cpu += r.client_cpu_secs;
-        secs = secs.max(r.secs);
-        let worse = r.step_status().severity() > status.severity();
+        step.client_cpu_secs += r.client_cpu_secs;
+        step.secs = step.secs.max(r.secs);
+        let worse = r.step_status().severity() > step.status.severity();
         if worse {
-            status = r.step_status();
-            failure = r
+            step.status = r.step_status();
+            step.failure = r
                 .failure
                 .as_ref()
                 .map(|f| format!("shard {} on {}: {f}", s.shard, s.host));
@@ -82,28 +71,16 @@ pub fn merge(shards: &[MergedShard], threads: u32) -> StepResult {
             "start_lag_ms": s.start_lag_ms,
         }));
     }
-    clients.sort_by_key(|c| c.client);
-    for r in &mut roles {
+    step.clients.sort_by_key(|c| c.client);
+    for r in &mut step.roles {
         r.clients.sort_by_key(|c| c.client);
         r.per_second.sort_by_key(|p| (p.sec, p.client));
     }
-    if status == StepStatus::Ok && counts.errors > 0 {
-        status = StepStatus::Errors;
+    if step.status == StepStatus::Ok && step.counts.errors > 0 {
+        step.status = StepStatus::Errors;
     }
-    StepResult {
-        status,
-        failure,
-        secs,
-        threads,
-        counts,
-        error_samples,
-        histogram,
-        per_second,
-        clients,
-        client_cpu_secs: cpu,
-        roles,
-        metrics: Some(json!({ "shards": list })),
-    }
+    step.metrics = Some(json!({ "shards": list }));
+    step
 }
 
 /// Adds a shard's roles to the merged ones (the same roles in the same
@@ -136,6 +113,7 @@ fn merge_roles(merged: &mut Vec<RoleResult>, shard: &[RoleResult]) {
 mod tests {
     use super::*;
     use crate::record::step::ClientResult;
+    use crate::record::step::{Counts, new_histogram};
 
     fn shard(n: u32, latencies: &[u64], seconds: &[(u64, u64)]) -> MergedShard {
         let mut h = new_histogram();

@@ -4,7 +4,7 @@
 //! metrics.
 
 use crate::record::SuiteName;
-use crate::store::StepRecord;
+use crate::store::StoredStep;
 
 /// Adds the counts of `v` into `into`: numbers summed key by key, text
 /// (a statement's SQL) kept.
@@ -47,9 +47,9 @@ fn worst(into: &mut serde_json::Value, v: &serde_json::Value) {
 /// A workload file's counts over the repetitions of a cell: the stored
 /// metrics (transactions by name, retries and failures by error class)
 /// added up; `None` for sysbench steps.
-pub fn counts<'a>(steps: impl Iterator<Item = &'a StepRecord>) -> Option<serde_json::Value> {
+pub fn counts<'a>(steps: impl Iterator<Item = &'a StoredStep>) -> Option<serde_json::Value> {
     let mut sum: Option<serde_json::Value> = None;
-    for s in steps.filter(|s| s.info.suite_is(SuiteName::Workload)) {
+    for s in steps.filter(|s| s.info.suite_is(SuiteName::WorkloadFile)) {
         if let Some(m) = &s.metrics {
             add(sum.get_or_insert_with(|| serde_json::json!({})), m);
         }
