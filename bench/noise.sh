@@ -21,6 +21,13 @@
 # Prints, per compared target: cells flagged (QPS), the median half-width
 # overall and per group (what the run could have seen), and the same for
 # the server's and the host's CPU per query (srv/o, cpu/o).
+# Measured (2026-11-28, 2-vCPU VM, idle, the default placement: servers and
+# client on one CPU): `bench/noise.sh 3 pg@15.18_o2nofp -` 0/22 flagged,
+# median ±1.5 % (point ±2.1, range-noagg ±1.3, range-agg ±1.5 %; unplaced
+# before: ±4.2, ±4.2, ±5.9 %); with AFFECTED=point-query and
+# pg@15.18_o2nofp_p504f199d (the 3 % patch) planted: A/A 0/22, ±1.1 %;
+# planted point-query 0.979 (0.970-0.988), "no difference" at the default
+# --min-effect 3 %, slower at 1 % (8 of 22 slower then, A/A still 0).
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
