@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::cli_runs::{export_json, report_json};
+use common::cli_runs::{export_json, report_json, short_run};
 use common::*;
 
 #[test]
@@ -346,24 +346,9 @@ fn one_client_shares_a_cpu_with_its_server_by_default() {
     let dir = server_tempdir();
     let results = dir.path().join("results").display().to_string();
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--suite",
-            "sysbench",
-            "--results",
-            &results,
-            "--tests",
-            "point-query",
-            "--table-size",
-            "2000",
-            "--read-secs",
-            "1",
-            "--warmup-secs",
-            "0",
-            "--no-report",
-        ];
-        args.extend_from_slice(extra);
-        let out = run_tidemark(&args);
+        let mut more = vec!["--suite", "sysbench", "--no-report"];
+        more.extend_from_slice(extra);
+        let out = run_tidemark(&short_run(&results, "point-query", &["pg@system"], &more));
         assert_success(&out);
         out
     };
