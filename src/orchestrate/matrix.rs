@@ -77,6 +77,9 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let say = &mut |line: &str| eprintln!("{line}");
     let providers = provide::validate(plan, say)?;
     say(&plan.sizing.describe());
+    if let Some(line) = plan.placement_line() {
+        say(&line);
+    }
     if let Some(line) = provide::io_bound_mechanism(plan) {
         say(&line);
     }

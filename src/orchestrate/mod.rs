@@ -120,17 +120,10 @@ fn check_valgrind(plan: &Plan) -> anyhow::Result<()> {
 }
 
 /// `--server-cpus` / `--client-cpus`, or the default of one client per
-/// step (`plan::placement`, said in one line): placed before any thread or
-/// server starts, so every thread tidemark starts inherits the client CPUs.
+/// step (`plan::placement`, said by the matrix after validation): placed
+/// before any thread or server starts, so every thread tidemark starts
+/// inherits the client CPUs.
 fn place_cpus(plan: &Plan) -> anyhow::Result<()> {
-    let given = plan.input.server_cpus.is_some() || plan.input.client_cpus.is_some();
-    if let (false, Some(cpus)) = (given, &plan.server_cpus) {
-        eprintln!(
-            "placement: the servers and the client share CPU {} (one client per step: \
-             half the noise where measured; --server-cpus all --client-cpus all to leave them unplaced)",
-            crate::util::cpus::format_list(cpus)
-        );
-    }
     if plan.server_cpus.is_some() || plan.client_cpus.is_some() {
         crate::util::cpus::place(plan.server_cpus.as_deref(), plan.client_cpus.as_deref())
             .map_err(|e| anyhow::anyhow!("cannot place tidemark on --client-cpus: {e}"))?;

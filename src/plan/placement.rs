@@ -63,6 +63,21 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The line a run says when the default placed it (after validation,
+    /// beside the sizing, so that an error stays one line); `None` when the
+    /// CPUs were given or nothing was placed.
+    pub fn placement_line(&self) -> Option<String> {
+        let given = self.input.server_cpus.is_some() || self.input.client_cpus.is_some();
+        let cpus = self.server_cpus.as_ref().filter(|_| !given)?;
+        Some(format!(
+            "placement: the servers and the client share CPU {} (one client per step: half the \
+             noise where measured; --server-cpus all --client-cpus all to leave them unplaced)",
+            crate::util::cpus::format_list(cpus)
+        ))
+    }
+}
+
 /// The most rows (tables × rows per table) a run may load for the default
 /// to share one CPU: loading them there takes seconds.
 pub const MAX_SHARED_ROWS: u64 = 2_000_000;
