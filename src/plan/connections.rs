@@ -3,7 +3,6 @@
 //! user's own smaller setting is refused before anything starts.
 
 use super::TargetPlan;
-use super::target::TargetSpec;
 
 /// Connections tidemark opens beside the clients (admin, size queries,
 /// the samplers' and housekeeping's), kept free on every server.
@@ -26,10 +25,7 @@ pub fn needed(largest: u32) -> u32 {
 pub fn size_max_connections(targets: &mut [TargetPlan], largest: u32) -> Result<(), String> {
     let need = needed(largest);
     for t in targets.iter_mut() {
-        if !matches!(
-            t.spec,
-            TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
-        ) {
+        if !t.spec.starts_server() {
             continue;
         }
         let given = t
@@ -65,6 +61,7 @@ pub fn size_max_connections(targets: &mut [TargetPlan], largest: u32) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::target::TargetSpec;
 
     fn target(spec: &str, settings: &[(&str, &str)]) -> TargetPlan {
         let own: Vec<(String, String)> = settings

@@ -295,15 +295,7 @@ impl Plan {
         crate::db::mysql::check_charset(&mysql_charset)
             .map_err(|e| format!("--mysql-charset: {e}"))?;
         let cells = targets.len() * repeat as usize;
-        let managed = targets
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.spec,
-                    TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
-                )
-            })
-            .count();
+        let managed = targets.iter().filter(|t| t.spec.starts_server()).count();
         // Steps keep one server per target up at a time (each repetition
         // starts them afresh).
         let together = sizing.fit_together(managed);

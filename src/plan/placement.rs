@@ -36,18 +36,11 @@ impl Plan {
             return None;
         }
         let usable = crate::util::cpus::usable_cpus();
-        let managed = self.targets.iter().all(|t| {
-            matches!(
-                t.spec,
-                super::target::TargetSpec::ManagedPostgres { .. }
-                    | super::target::TargetSpec::ManagedMysql { .. }
-            )
-        });
         let facts = Facts {
             sysbench_only: self.suite == Suite::One(SuiteName::Sysbench),
             threads: self.sysbench.threads.counts(),
             rows: u64::from(self.sysbench.tables) * self.sysbench.table_size,
-            all_managed: managed,
+            all_managed: self.targets.iter().all(|t| t.spec.starts_server()),
             sharded: self.client_hosts.is_some(),
             counted: self.instructions.is_some(),
             usable: &usable,
@@ -61,9 +54,7 @@ impl Plan {
         placed.client_cpus = Some(vec![cpu]);
         Some(placed)
     }
-}
 
-impl Plan {
     /// The line a run says when the default placed it (after validation,
     /// beside the sizing, so that an error stays one line); `None` when the
     /// CPUs were given or nothing was placed.

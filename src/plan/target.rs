@@ -164,6 +164,16 @@ impl TargetSpec {
         )
     }
 
+    /// Whether tidemark starts this target's server (a managed PostgreSQL,
+    /// MariaDB or MySQL; not SQLite, which runs inside tidemark, nor an
+    /// external server).
+    pub fn starts_server(&self) -> bool {
+        matches!(
+            self,
+            TargetSpec::ManagedPostgres { .. } | TargetSpec::ManagedMysql { .. }
+        )
+    }
+
     /// The config named after `+`, if any.
     pub fn config(&self) -> Option<&str> {
         match self {

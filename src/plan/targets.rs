@@ -24,10 +24,7 @@ pub(super) fn build(
         let (bare, allocator) = crate::server::allocator::split_allocator(&spec_text);
         let spec = TargetSpec::parse(bare)?;
         if let Some(a) = allocator
-            && !matches!(
-                spec,
-                TargetSpec::ManagedMysql { .. } | TargetSpec::ManagedPostgres { .. }
-            )
+            && !spec.starts_server()
         {
             return Err(format!(
                 "target '{spec_text}': +{} preloads an allocator into a server tidemark starts; an external server or SQLite is not started by tidemark: drop +{}",

@@ -258,16 +258,11 @@ impl Server {
         let Server::Postgres { postmaster_pid } = *self else {
             return Ok(());
         };
-        let staying: Vec<u32> = {
-            let mut conn = connector.connect()?;
-            conn.query_text(
-                "SELECT pid FROM pg_stat_activity \
-                 WHERE client_port IS DISTINCT FROM inet_client_port()",
-            )?
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
-            .collect()
-        };
+        let staying = pids(
+            connector.connect()?.as_mut(),
+            "SELECT pid FROM pg_stat_activity \
+             WHERE client_port IS DISTINCT FROM inet_client_port()",
+        )?;
         let path = format!("/proc/{postmaster_pid}/task/{postmaster_pid}/children");
         let deadline = Instant::now() + REAP_WAIT;
         let mut children = Vec::new();
@@ -411,6 +406,15 @@ pub enum Background {
     },
 }
 
+/// The process ids `sql` (a query of `pg_stat_activity`'s `pid`) lists.
+fn pids(conn: &mut dyn Conn, sql: &str) -> Result<Vec<u32>, DbError> {
+    Ok(conn
+        .query_text(sql)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
+        .collect())
+}
+
 /// Asks every process to reload its configuration and waits until each of
 /// `before`'s (pid, part) has written a part after it; returns (pid, part
 /// before, part written), leaving out a process that wrote none within
@@ -521,13 +525,11 @@ impl Background {
         dir: &Path,
         postmaster_pid: u32,
     ) -> Result<Background, String> {
-        let rows = conn
-            .query_text("SELECT pid FROM pg_stat_activity WHERE backend_type <> 'client backend'")
-            .map_err(|e| format!("pg_stat_activity: {e}"))?;
-        let mut pids: Vec<u32> = rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
-            .collect();
+        let mut pids = pids(
+            conn,
+            "SELECT pid FROM pg_stat_activity WHERE backend_type <> 'client backend'",
+        )
+        .map_err(|e| format!("pg_stat_activity: {e}"))?;
         pids.push(postmaster_pid);
         let before: Vec<(u32, u32)> = pids
             .iter()
