@@ -108,7 +108,6 @@ fn merge_roles(merged: &mut Vec<RoleResult>, shard: &[RoleResult]) {
     }
 }
 
-/// How bad a status is, for the step's status (the worst shard's).
 #[cfg(test)]
 mod tests {
     use super::*;
