@@ -146,7 +146,7 @@ pub struct ReportArgs {
     pub chart_floor: f64,
     /// Smallest change a verdict calls faster or slower: a fraction (0.03)
     /// or a percentage (3%), between 0 and 1.
-    #[arg(long, value_name = "FRACTION", default_value = "3%")]
+    #[arg(long, value_name = "FRACTION", default_value = "1%")]
     pub min_effect: String,
     /// Order of the sysbench tests within a group: seeds (the blog posts'
     /// order, `.pre` runs before their twins) or run (as measured).

@@ -54,7 +54,7 @@ pub struct PlanInput {
     #[arg(long, value_name = "ORDER")]
     pub interleave: Option<String>,
     /// Smallest change the end-of-run report calls faster or slower
-    /// (a fraction or a percentage; default 3%).
+    /// (a fraction or a percentage; default 1%).
     #[arg(long, value_name = "FRACTION")]
     pub min_effect: Option<String>,
     /// CPUs the managed servers run on (0-1,3 as taskset writes them, or

@@ -85,7 +85,7 @@ pub struct ReportOptions {
     pub within_bp: f64,
     /// When the report was made (RFC 3339 UTC).
     pub generated_at: String,
-    /// The smallest change a verdict reports (`--min-effect`, 0.03).
+    /// The smallest change a verdict reports (`--min-effect`, default 0.01).
     pub min_effect: f64,
     /// The order of the sysbench tests within a group (`--order`).
     pub test_order: TestOrder,
