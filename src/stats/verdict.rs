@@ -6,9 +6,10 @@ use serde::Serialize;
 use super::interval::Interval;
 
 /// The smallest change a verdict reports unless told otherwise: 1 %, the
-/// mission's resolution. The interval, not this floor, keeps noise out: on
-/// the 2-vCPU VM with the default placement and `--repeat 3`, the 22 read
-/// tests' A/A flagged 1 and 0 of 22 cells at 1 % (0 and 0 at 3 %), while
+/// size of the CPU regressions the reference posts could not resolve. The
+/// interval, not this floor, keeps noise out: on the 2-vCPU VM with the
+/// default placement and `--repeat 3`, three A/A runs of the 22 read tests
+/// flagged 1, 0 and 1 of 22 cells at 1 % (0, 0 and 1 at 3 %), while
 /// a planted build 2 % slower in time (3 % more instructions per point
 /// query) is "no difference" at 3 % and slower at 1 % (`docs/verdicts.md`).
 pub const DEFAULT_MIN_EFFECT: f64 = 0.01;
