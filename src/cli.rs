@@ -145,9 +145,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "X", default_value_t = 0.8)]
     pub chart_floor: f64,
     /// Smallest change a verdict calls faster or slower: a fraction (0.03)
-    /// or a percentage (3%), between 0 and 1.
-    #[arg(long, value_name = "FRACTION", default_value = "1%")]
-    pub min_effect: String,
+    /// or a percentage (3%), between 0 and 1 (default 1%).
+    #[arg(long, value_name = "FRACTION")]
+    pub min_effect: Option<String>,
     /// Order of the sysbench tests within a group: seeds (the blog posts'
     /// order, `.pre` runs before their twins) or run (as measured).
     #[arg(long, value_name = "ORDER", default_value = "seeds")]
@@ -323,7 +323,10 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let bands = Bands::parse(&a.bands, "--bands").map_err(anyhow::Error::msg)?;
     let ibench_bands =
         Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
-    let min_effect = crate::stats::parse_min_effect(&a.min_effect).map_err(anyhow::Error::msg)?;
+    let min_effect = match a.min_effect.as_deref() {
+        None => crate::stats::DEFAULT_MIN_EFFECT,
+        Some(text) => crate::stats::parse_min_effect(text).map_err(anyhow::Error::msg)?,
+    };
     let test_order = crate::report::TestOrder::parse(&a.order).map_err(anyhow::Error::msg)?;
     let fail_on = a
         .fail_on
