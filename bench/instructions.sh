@@ -70,6 +70,11 @@
 # update-inlist +409, +743, +395 (GetXLogBuffer's slow path and the WAL
 # insertion locks in the second). An A/A of the 32 tests (pg@system twice,
 # --repeat 2) differs on those two by +72 and +3,306 per statement.
+# With LWLockUpdateVar (the WAL page slow path's companion) left out too,
+# REPEAT=3 (2026-11-28, 967 s under CI load, /tmp/s14/planted7): flagged 12
+# of 12, 14 of 32 in all; within 10 % on 32 of 32 by the mean and by the
+# median (update-inlist +393, +395, +393; read-write_range=10 +535, +389,
+# +392, 1.080: glibc's free lists still move one repetition now and then).
 #
 # usage: bench/instructions.sh [SRC] [results-dir] [tests] [patches...]
 #   SRC      a PostgreSQL source tree (default: the test cache's 15.18, which
