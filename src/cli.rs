@@ -323,10 +323,8 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let bands = Bands::parse(&a.bands, "--bands").map_err(anyhow::Error::msg)?;
     let ibench_bands =
         Bands::parse(&a.ibench_bands, "--ibench-bands").map_err(anyhow::Error::msg)?;
-    let min_effect = match a.min_effect.as_deref() {
-        None => crate::stats::DEFAULT_MIN_EFFECT,
-        Some(text) => crate::stats::parse_min_effect(text).map_err(anyhow::Error::msg)?,
-    };
+    let min_effect =
+        crate::stats::min_effect_or_default(a.min_effect.as_deref()).map_err(anyhow::Error::msg)?;
     let test_order = crate::report::TestOrder::parse(&a.order).map_err(anyhow::Error::msg)?;
     let fail_on = a
         .fail_on

@@ -307,10 +307,7 @@ impl Plan {
             input.port.is_some(),
             together,
         )?;
-        let min_effect = match input.min_effect.as_deref() {
-            None => crate::stats::DEFAULT_MIN_EFFECT,
-            Some(text) => crate::stats::parse_min_effect(text)?,
-        };
+        let min_effect = crate::stats::min_effect_or_default(input.min_effect.as_deref())?;
         let cpus = |text: &Option<String>, what: &str| {
             text.as_deref()
                 .map(|t| crate::util::cpus::parse_cpu_list(t, what))

@@ -40,7 +40,8 @@ pub use interval::{
     repetition_logs, slice_ratio, welch_ratio, widened,
 };
 pub use verdict::{
-    DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, parse_min_effect, verdict,
+    DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, min_effect_or_default,
+    parse_min_effect, verdict,
 };
 
 /// The confidence level of every interval tidemark reports.

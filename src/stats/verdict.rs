@@ -92,6 +92,12 @@ pub fn verdict(interval: Option<&Interval>, min_effect: f64) -> Verdict {
     }
 }
 
+/// The minimum effect `--min-effect` asks for, or [`DEFAULT_MIN_EFFECT`]
+/// when it was not given (`run` and `report` alike).
+pub fn min_effect_or_default(text: Option<&str>) -> Result<f64, String> {
+    text.map_or(Ok(DEFAULT_MIN_EFFECT), parse_min_effect)
+}
+
 /// Parses a minimum effect: a fraction (`0.03`) or a percentage (`3%`),
 /// strictly between 0 and 1.
 pub fn parse_min_effect(s: &str) -> Result<f64, String> {
