@@ -163,23 +163,6 @@ pub fn server_set() -> Option<libc::cpu_set_t> {
     placement.map(|p| p.server.unwrap_or(p.original))
 }
 
-/// The CPUs process (or thread) `pid` may run on.
-pub fn cpus_of(pid: u32) -> Vec<usize> {
-    // SAFETY: as in `current_set`.
-    let set = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::sched_getaffinity(
-            pid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &mut set,
-        );
-        set
-    };
-    (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
