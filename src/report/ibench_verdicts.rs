@@ -41,6 +41,7 @@ fn measurements(c: &Column<'_>, step: &str) -> Vec<Sample> {
                 value: rate,
                 seconds,
                 slices: Vec::new(),
+                slice_median: false,
             })
         })
         .collect()

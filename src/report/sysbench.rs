@@ -226,6 +226,8 @@ pub(super) struct Sample {
     pub value: f64,
     pub seconds: Vec<f64>,
     pub slices: Vec<f64>,
+    /// A read test: a repetition's ratio may be its slices' median.
+    pub slice_median: bool,
 }
 
 /// A measure's samples, one per repetition.
@@ -238,6 +240,7 @@ fn measured(v: &[Sample]) -> Vec<Measured<'_>> {
             value: x.value,
             seconds: &x.seconds,
             slices: &x.slices,
+            slice_median: x.slice_median,
         })
         .collect()
 }
@@ -383,8 +386,19 @@ fn qps_of(m: &Measurements<'_>) -> Series {
                 .iter()
                 .map(slices::Slice::qps)
                 .collect(),
+            slice_median: is_read(s),
         })
         .collect()
+}
+
+/// Whether `s` is a read test (the point and range groups): a
+/// repetition's ratio may be the median of its slices' ratios, where a
+/// write test's own stalls belong in its rate.
+fn is_read(s: &StoredStep) -> bool {
+    matches!(
+        s.info.group,
+        Some(Group::Point | Group::RangeNoAgg | Group::RangeAgg)
+    )
 }
 
 /// A test's cost column `k` per repetition.
@@ -397,6 +411,7 @@ fn cost_of(m: &Measurements<'_>, k: usize) -> Series {
                 value: sysbench_cost(s)[k]?,
                 seconds: Vec::new(),
                 slices: slice_costs(s, SYSBENCH_COST[k].key),
+                slice_median: is_read(s),
             })
         })
         .collect()

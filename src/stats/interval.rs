@@ -65,7 +65,8 @@ impl Method {
             Method::PooledRepetitions => {
                 "t interval on the mean log ratio of repetitions, each on freshly \
                  started servers (so it covers how two instances of one target \
-                 differ), the variance pooled over the group's tests"
+                 differ; a sliced read test's repetition: the median of its slice \
+                 pairs' ratios), the variance pooled over the group's tests"
             }
             Method::InstructionFloor => {
                 "instruction counts, one each: the ratio ± a floor from A/A runs in \
@@ -105,14 +106,18 @@ impl Interval {
 }
 
 /// One measurement of a cell: its repetition index, its value (QPS, cost
-/// per op), its per-second values (empty when not kept) and its per-slice
-/// values in the order measured (empty when the step was not sliced).
+/// per op), its per-second values (empty when not kept), its per-slice
+/// values in the order measured (empty when the step was not sliced), and
+/// whether a repetition's ratio may be the median of its slices' ratios
+/// (a read test: no stall of the server's own falls on a few slices, so
+/// a few far-off slices are the host's, see [`repetition_logs`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Measured<'a> {
     pub repetition: u32,
     pub value: f64,
     pub seconds: &'a [f64],
     pub slices: &'a [f64],
+    pub slice_median: bool,
 }
 
 /// Fewest slice pairs an interval is built from.
@@ -153,7 +158,8 @@ pub fn ratio_interval(
 
 /// The log ratios `ln(other_r / base_r)` of repetitions that pair by
 /// index (the same repetitions on both sides, each once, two or more), in
-/// repetition order; `None` otherwise or for a value ≤ 0.
+/// repetition order, each from [`repetition_log`]; `None` otherwise or for
+/// a value ≤ 0.
 pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Vec<f64>> {
     if base.len() != other.len() || base.len() < 2 {
         return None;
@@ -168,11 +174,51 @@ pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<
     b.iter()
         .zip(&o)
         .map(|(x, y)| {
-            (x.repetition == y.repetition && x.value > 0.0 && y.value > 0.0)
-                .then(|| (y.value / x.value).ln())
-                .filter(|d| d.is_finite())
+            (x.repetition == y.repetition)
+                .then(|| repetition_log(x, y))
+                .flatten()
         })
         .collect()
+}
+
+/// One repetition's log ratio `ln(other/base)`. For a read test cut into
+/// the same slices on both sides (`slice_median`, at least
+/// [`MIN_SLICE_PAIRS`], all positive), the median of the slice pairs' log
+/// ratios: slice `k` of each side ran seconds apart, and a burst of the
+/// host's speed (on a shared virtual machine a few seconds 30–80 % faster
+/// when a neighbour goes quiet) that falls on a few slices of one side
+/// moves the median little, where it moves the sum of the slices by its
+/// whole size. A write test keeps the sum: its own stalls (a checkpoint,
+/// a flush) fall on a few slices and are part of its rate. A repetition
+/// stays one value per fresh pair of servers, so the interval over
+/// repetitions still covers how instances differ. Otherwise the log of
+/// the two values' ratio. `None` for a value ≤ 0.
+fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<f64> {
+    let (b, o) = (base.slices, other.slices);
+    let sliced_alike = b.len() == o.len() && b.len() >= MIN_SLICE_PAIRS;
+    if base.slice_median
+        && other.slice_median
+        && sliced_alike
+        && let (Some(b), Some(o)) = (logs(b), logs(o))
+    {
+        let d: Vec<f64> = o.iter().zip(&b).map(|(o, b)| o - b).collect();
+        return Some(median(d));
+    }
+    (base.value > 0.0 && other.value > 0.0)
+        .then(|| (other.value / base.value).ln())
+        .filter(|d| d.is_finite())
+}
+
+/// The median of `x` (not empty): the middle value, or the mean of the
+/// two middle ones.
+fn median(mut x: Vec<f64>) -> f64 {
+    x.sort_by(f64::total_cmp);
+    let n = x.len();
+    if n % 2 == 1 {
+        x[n / 2]
+    } else {
+        (x[n / 2 - 1] + x[n / 2]) / 2.0
+    }
 }
 
 /// The variance of one repetition's log ratio, pooled over several tests
@@ -437,6 +483,7 @@ mod tests {
             value,
             seconds: &[],
             slices,
+            slice_median: false,
         };
         static A: [f64; 4] = [10.0, 11.0, 10.5, 10.2];
         static B: [f64; 4] = [9.0, 10.0, 9.4, 9.3];
@@ -487,12 +534,49 @@ mod tests {
     }
 
     #[test]
+    fn a_read_tests_repetition_is_the_median_of_its_slice_pairs_and_a_writes_the_sum() {
+        // Slice pairs' log ratios: ln 1.0, ln 1.0, ln 1.7 (a burst on the
+        // other side's third slice), ln 0.98, ln 1.02: median 0.
+        static BASE: [f64; 5] = [100.0, 100.0, 100.0, 100.0, 100.0];
+        static OTHER: [f64; 5] = [100.0, 100.0, 170.0, 98.0, 102.0];
+        let m = |value, slices: &'static [f64], slice_median| Measured {
+            repetition: 0,
+            value,
+            seconds: &[],
+            slices,
+            slice_median,
+        };
+        let read = repetition_log(&m(100.0, &BASE, true), &m(114.0, &OTHER, true)).unwrap();
+        assert!(close(read, 0.0, 1e-12), "{read}");
+        // Even: the mean of the two middle ones (ln 0.98 and ln 1.0).
+        static B4: [f64; 4] = [100.0, 100.0, 100.0, 100.0];
+        static O4: [f64; 4] = [98.0, 100.0, 170.0, 90.0];
+        let even = repetition_log(&m(100.0, &B4, true), &m(114.5, &O4, true)).unwrap();
+        assert!(close(even, (0.98f64.ln() + 0.0) / 2.0, 1e-12), "{even}");
+        // A write test, one side not a read test, too few slices or
+        // slices that differ in number: the ratio of the values.
+        let write = repetition_log(&m(100.0, &BASE, false), &m(114.0, &OTHER, false)).unwrap();
+        assert!(close(write, 1.14f64.ln(), 1e-12));
+        let mixed = repetition_log(&m(100.0, &BASE, true), &m(114.0, &OTHER, false)).unwrap();
+        assert!(close(mixed, 1.14f64.ln(), 1e-12));
+        let few = repetition_log(&m(100.0, &BASE[..3], true), &m(123.0, &OTHER[..3], true));
+        assert!(close(few.unwrap(), 1.23f64.ln(), 1e-12));
+        let unlike = repetition_log(&m(100.0, &BASE, true), &m(110.0, &O4, true)).unwrap();
+        assert!(close(unlike, 1.1f64.ln(), 1e-12));
+        // A slice that measured nothing: the values.
+        static ZERO: [f64; 4] = [100.0, 0.0, 100.0, 100.0];
+        let zero = repetition_log(&m(75.0, &ZERO, true), &m(150.0, &B4, true)).unwrap();
+        assert!(close(zero, 2.0f64.ln(), 1e-12));
+    }
+
+    #[test]
     fn repetition_logs_pair_by_index_or_not_at_all() {
         let m = |repetition, value| Measured {
             repetition,
             value,
             seconds: &[],
             slices: &[],
+            slice_median: false,
         };
         let d = repetition_logs(&[m(1, 10.0), m(0, 20.0)], &[m(0, 22.0), m(1, 9.0)]).unwrap();
         assert!(close(d[0], 1.1f64.ln(), 1e-12) && close(d[1], 0.9f64.ln(), 1e-12));
@@ -567,6 +651,7 @@ mod tests {
             value,
             seconds: &[],
             slices: &[],
+            slice_median: false,
         };
         let paired = ratio_interval(&[m(0, 10.0), m(1, 11.0)], &[m(0, 9.0), m(1, 10.0)], None);
         assert_eq!(paired.unwrap().method, Method::PairedT);
