@@ -34,6 +34,11 @@
 # ±1.5 %; planted ±1.7 % (point ±4.3 %), point-query 0.965 (0.924-1.008)
 # not flagged, its srv/o 1.047 higher. Longer steps do not narrow the
 # intervals: the spread between servers of one build sets them.
+# A noisier day (steal 0-11 %), ARGS="--read-secs 10", repeat 6, stopped
+# after four repetitions: A/A 0/22, +-3.4 % with a read test's repetition
+# the median of its slice pairs (+-5.1 % summing the slices); the planted
+# point-query 1.041 (1.000-1.083) "faster": point-query and hot-points
+# varied 3-5x as much as the group's other tests that day.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
