@@ -91,7 +91,10 @@
 #      WALL_CLOCK=1 also runs the base and the first patch in the normal
 #      wall-clock mode (--repeat 3, quick) and prints what that flagged.
 # needs: valgrind, a C compiler and PostgreSQL's build dependencies
-#        (bash .ci/setup installs them), python3
+#        (bash .ci/setup installs them), python3, and a source tree: on
+#        bookworm `tidemark servers build pg --version 15.18 --build o2nofp`
+#        fetches 15.18's into <cache>/src/debian/postgresql-15.18 (and builds
+#        the base); pass that directory as SRC
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 src=${1:-/tmp/tidemark-test-cache/src/postgresql-15.18}

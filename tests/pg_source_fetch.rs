@@ -59,3 +59,49 @@ fn a_release_source_is_fetched_once_and_says_where_it_came_from() {
         "{err}"
     );
 }
+
+/// The release the machine's own `postgresql` package installs (its
+/// `psql`), e.g. `15.18` on bookworm; `None` without one.
+fn machine_release() -> Option<String> {
+    let out = std::process::Command::new("psql")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // "psql (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
+    let word = text.split_whitespace().nth(2)?;
+    word.chars()
+        .all(|c| c.is_ascii_digit() || c == '.')
+        .then(|| word.to_string())
+}
+
+#[test]
+fn the_machines_own_release_comes_from_its_own_suites_sources() {
+    let _serial = serial();
+    // .ci/setup installs Debian's postgresql; its release is in the
+    // machine's own suite, which no newer suite carries.
+    let release = machine_release().expect("psql --version names a release (bash .ci/setup)");
+    let cache = std::path::Path::new(CACHE);
+    let mut said = Vec::new();
+    let dir = fetch_source_in(cache, &release, &mut |l| said.push(l.to_string())).unwrap();
+    assert!(
+        dir.ends_with(format!("src/debian/postgresql-{release}")),
+        "{}",
+        dir.display()
+    );
+    let configure = std::fs::read_to_string(dir.join("configure")).unwrap();
+    assert!(configure.contains(&format!("PACKAGE_VERSION='{release}'")));
+    let note = std::fs::read_to_string(dir.join(".tidemark-source")).unwrap();
+    let major = release.split('.').next().unwrap();
+    assert!(
+        note.starts_with(&format!(
+            "Debian source package postgresql-{major} {release}"
+        )),
+        "{note}"
+    );
+    // Only the sources of the own suite are listed: its packages are not
+    // candidates for installs, which come from the newer suites.
+    let sources = std::fs::read_to_string(cache.join("apt/parts/tidemark.sources")).unwrap();
+    let own = sources.split("\n\n").nth(1).expect("a second paragraph");
+    assert!(own.starts_with("Types: deb-src\n"), "{sources}");
+}

@@ -1,8 +1,9 @@
 //! Server builds from Debian suites newer than this machine's (experimental,
 //! sid), through apt itself with a private configuration: a sources list
 //! derived from the system's own entry (its mirror and keyring, other
-//! suites), and lists and downloads kept under the install cache. The
-//! system's apt configuration is never touched.
+//! suites, and the source packages of the machine's own suites), and lists
+//! and downloads kept under the install cache. The system's apt
+//! configuration is never touched.
 //!
 //! Such a build needs a newer C library than the machine has, so a tree is
 //! made self-contained: the server's package and the library packages it
@@ -30,11 +31,17 @@ const SYSTEM_SOURCES: [&str; 2] = [
     "/etc/apt/sources.list",
 ];
 
-/// The system's Debian mirror and keyring, read from its apt sources.
+/// The system's Debian mirror, keyring and suites, read from its apt
+/// sources.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mirror {
     pub uri: String,
     pub keyring: Option<String>,
+    /// The machine's own suites of that entry (`bookworm
+    /// bookworm-updates`): their sources are searched too, for a release
+    /// the machine's suite carries (`servers build pg --version 15.18` on
+    /// bookworm).
+    pub suites: Vec<String>,
 }
 
 impl Mirror {
@@ -70,6 +77,11 @@ impl Mirror {
                     return Some(Mirror {
                         uri,
                         keyring: field("Signed-By"),
+                        suites: field("Suites")
+                            .unwrap_or_default()
+                            .split_whitespace()
+                            .map(str::to_string)
+                            .collect(),
                     });
                 }
             }
@@ -83,10 +95,12 @@ impl Mirror {
                 Some(r) => r.split_once(']')?,
                 None => ("", rest),
             };
-            let uri = rest.split_whitespace().next()?;
+            let mut words = rest.split_whitespace();
+            let uri = words.next()?;
             if uri.contains("security") {
                 continue;
             }
+            let suites = words.next().map(str::to_string).into_iter().collect();
             let keyring = options
                 .split_whitespace()
                 .find_map(|o| o.strip_prefix("signed-by="))
@@ -94,20 +108,35 @@ impl Mirror {
             return Some(Mirror {
                 uri: uri.to_string(),
                 keyring,
+                suites,
             });
         }
         None
     }
 
-    /// The private sources file for [`SUITES`].
+    /// The private sources file: packages and sources of [`SUITES`], and
+    /// the sources (never the packages) of the machine's own suites.
     pub fn sources(&self) -> String {
-        let mut s = format!(
-            "Types: deb deb-src\nURIs: {}\nSuites: {}\nComponents: main\n",
-            self.uri,
-            SUITES.join(" ")
-        );
-        if let Some(k) = &self.keyring {
-            s.push_str(&format!("Signed-By: {k}\n"));
+        let paragraph = |types: &str, suites: &str| {
+            let mut p = format!(
+                "Types: {types}\nURIs: {}\nSuites: {suites}\nComponents: main\n",
+                self.uri
+            );
+            if let Some(k) = &self.keyring {
+                p.push_str(&format!("Signed-By: {k}\n"));
+            }
+            p
+        };
+        let mut s = paragraph("deb deb-src", &SUITES.join(" "));
+        let own: Vec<&str> = self
+            .suites
+            .iter()
+            .map(String::as_str)
+            .filter(|x| !SUITES.contains(x))
+            .collect();
+        if !own.is_empty() {
+            s.push('\n');
+            s.push_str(&paragraph("deb-src", &own.join(" ")));
         }
         s
     }
@@ -394,15 +423,32 @@ mod tests {
         let m = Mirror::parse(deb822).unwrap();
         assert_eq!(m.uri, "http://mirror.example/debian");
         assert_eq!(m.keyring.as_deref(), Some("/usr/share/keyrings/k.gpg"));
+        assert_eq!(m.suites, ["bookworm"]);
         let s = m.sources();
         assert!(s.contains("Suites: experimental sid\n") && s.contains("Types: deb deb-src\n"));
         assert!(s.contains("Signed-By: /usr/share/keyrings/k.gpg"));
+        // The machine's own suite: its sources only, never its packages.
+        let own = s.split("\n\n").nth(1).unwrap();
+        assert_eq!(
+            own,
+            "Types: deb-src\nURIs: http://mirror.example/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/k.gpg\n"
+        );
+        let two =
+            Mirror::parse("Types: deb\nURIs: http://m/debian\nSuites: bookworm bookworm-updates\n")
+                .unwrap();
+        assert!(two.sources().contains(
+            "Types: deb-src\nURIs: http://m/debian\nSuites: bookworm bookworm-updates\n"
+        ));
+        // A machine on sid adds no second paragraph.
+        let sid = Mirror::parse("Types: deb\nURIs: http://m/debian\nSuites: sid\n").unwrap();
+        assert_eq!(sid.sources().matches("Types:").count(), 1);
         let one = "# c\ndeb http://sec.example/debian-security bookworm-security main\ndeb [arch=amd64 signed-by=/k.gpg] http://m.example/debian bookworm main\n";
         let m = Mirror::parse(one).unwrap();
         assert_eq!(
             (m.uri.as_str(), m.keyring.as_deref()),
             ("http://m.example/debian", Some("/k.gpg"))
         );
+        assert_eq!(m.suites, ["bookworm"]);
         assert!(Mirror::parse("# nothing\n").is_none());
     }
 

@@ -1,6 +1,7 @@
 //! PostgreSQL sources fetched for a build (`servers build pg --version
 //! 18.6`): Debian's source package of that release from a newer suite
-//! (experimental, sid; see [`crate::server::package::debian`]), downloaded
+//! (experimental, sid) or the machine's own (see
+//! [`crate::server::package::debian`]), downloaded
 //! by `apt-get source` (which checks every file against the suite's signed
 //! index), its upstream tarball unpacked once into `<cache>/src/debian`
 //! (apart from trees a user unpacks into `<cache>/src` themselves). The tree
