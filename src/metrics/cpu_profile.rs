@@ -10,6 +10,7 @@
 //! of tidemark leaves a perf process behind; its data file is removed.
 
 use std::io::{BufReader, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -138,7 +139,7 @@ impl Profiler {
                 // perf's attaching (perf then refuses them all): list the
                 // tree again and retry.
                 let mut attempt = 1;
-                let mut child = loop {
+                let (mut child, _control) = loop {
                     let pids: Vec<String> = settled_tree(server_pid)
                         .iter()
                         .map(u32::to_string)
@@ -265,12 +266,31 @@ fn pid_alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Starts `perf record` on `pids` (comma-separated) writing to `data`; an
-/// error if it exits at once (a bad pid, a refused event).
-fn spawn_perf(pids: &str, data: &std::path::Path) -> Result<Child, String> {
+/// How long perf gets to attach and enable its events.
+const ENABLE_WAIT: Duration = Duration::from_secs(15);
+
+/// Starts `perf record` on `pids` (comma-separated) writing to `data`, and
+/// returns once its events are enabled, with the pipe that controls it
+/// (kept open while it runs); an error if it exits first (a bad pid, a
+/// refused event).
+///
+/// perf starts with its events disabled (`-D -1`) and is enabled through
+/// its control pipe, which it acknowledges. Without that, perf opens its
+/// events disabled, reads every listed process's maps, then enables them
+/// on its own, and a process the server forks in between (a connection
+/// that opens as the step starts) inherits the events but no fork record:
+/// its samples come out nameless (`:PID;[unknown];…`, seen under load).
+/// Returning only after the acknowledgement means every process forked
+/// after the profile starts is named.
+fn spawn_perf(pids: &str, data: &std::path::Path) -> Result<(Child, std::fs::File), String> {
+    let (ctl_read, ctl_write) = cloexec_pipe()?;
+    let (ack_read, ack_write) = cloexec_pipe()?;
+    let (ctl_fd, ack_fd) = (ctl_read.as_raw_fd(), ack_write.as_raw_fd());
     let mut cmd = Command::new("perf");
     cmd.args(["record", "-e", "cpu-clock", "-g", "-F"])
         .arg(SAMPLE_HZ.to_string())
+        .args(["-D", "-1", "--control"])
+        .arg(format!("fd:{ctl_fd},{ack_fd}"))
         .arg("-p")
         .arg(pids)
         .arg("-o")
@@ -278,28 +298,67 @@ fn spawn_perf(pids: &str, data: &std::path::Path) -> Result<Child, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: setpgid and prctl are async-signal-safe; nothing else runs
-    // between fork and exec.
+    // SAFETY: setpgid, prctl and fcntl are async-signal-safe; nothing else
+    // runs between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // Our Ctrl-C is ours to handle: perf stops when we say so.
             libc::setpgid(0, 0);
             // If tidemark (this thread) dies, perf goes with it.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // perf alone inherits the control pipe's two ends.
+            libc::fcntl(ctl_fd, libc::F_SETFD, 0);
+            libc::fcntl(ack_fd, libc::F_SETFD, 0);
             Ok(())
         });
     }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("perf record could not start: {e}"))?;
-    std::thread::sleep(Duration::from_millis(150));
-    if let Ok(Some(status)) = child.try_wait() {
+    drop((ctl_read, ack_write));
+    let mut ctl = std::fs::File::from(ctl_write);
+    let acked = std::io::Write::write_all(&mut ctl, b"enable\n").is_ok() && wait_ack(&ack_read);
+    if !acked {
+        let _ = child.kill();
+        let _ = child.wait();
         return Err(format!(
-            "perf record exited at once ({status}): {}",
+            "perf record did not start: {}",
             first_line(&mut child)
         ));
     }
-    Ok(child)
+    Ok((child, ctl))
+}
+
+/// A pipe whose ends close on exec.
+fn cloexec_pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| format!("cannot make a pipe for perf: {e}"))
+}
+
+/// Whether perf acknowledged its `enable` on `ack` within [`ENABLE_WAIT`]
+/// (an end of file or a timeout is no).
+fn wait_ack(ack: &OwnedFd) -> bool {
+    let mut got = Vec::new();
+    let until = Instant::now() + ENABLE_WAIT;
+    // perf writes `ack\n` and a NUL.
+    while !got.windows(4).any(|w| w == b"ack\n") {
+        let left = until.saturating_duration_since(Instant::now());
+        let mut fds = [nix::poll::PollFd::new(
+            ack.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        match nix::poll::poll(&mut fds, ms) {
+            Ok(n) if n > 0 => {}
+            _ => return false,
+        }
+        let mut buf = [0u8; 16];
+        match nix::unistd::read(ack, &mut buf) {
+            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => return false,
+        }
+    }
+    true
 }
 
 fn first_line(child: &mut Child) -> String {
@@ -429,6 +488,46 @@ mod tests {
         assert!(!std::path::Path::new(&format!("/proc/{perf_pid}")).exists());
         assert!(!data.exists());
         assert!(Profiler::start(u32::MAX - 1).is_err(), "no such process");
+    }
+
+    #[test]
+    fn a_process_forked_as_the_profile_starts_is_named() {
+        if unavailable().is_some() {
+            return; // the refusal is checked above
+        }
+        // The tree forks a busy child the moment a file appears, as a
+        // server forks a backend for a connection opened as a step starts.
+        let trigger =
+            std::env::temp_dir().join(format!("tidemark-perf-trigger-{}", std::process::id()));
+        let _ = std::fs::remove_file(&trigger);
+        let tree = ChildGuard(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "while [ ! -e {} ]; do sleep 0.01; done; \
+                     sh -c 'while :; do :; done' & wait",
+                    trigger.display()
+                ))
+                .process_group(0)
+                .spawn()
+                .unwrap(),
+        );
+        let p = Profiler::start(tree.0.id()).unwrap();
+        std::fs::write(&trigger, b"").unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let profile = p.stop().unwrap();
+        // The tree and its busy child, which the root's end would orphan.
+        // SAFETY: kill(2) on the tree's own process group.
+        unsafe { libc::kill(-(tree.0.id() as libc::pid_t), libc::SIGKILL) };
+        drop(tree);
+        let _ = std::fs::remove_file(&trigger);
+        assert!(profile.samples > 5, "{profile:?}");
+        // perf names a process it saw no fork record for `:PID`.
+        assert!(
+            profile.folded.lines().all(|l| l.starts_with("sh;")),
+            "{}",
+            profile.folded
+        );
     }
 
     /// `sh -c script` as a child that is killed when dropped.
