@@ -194,14 +194,10 @@ pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<
 /// repetitions still covers how instances differ. Otherwise the log of
 /// the two values' ratio. `None` for a value ≤ 0.
 fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<f64> {
-    let (b, o) = (base.slices, other.slices);
-    let sliced_alike = b.len() == o.len() && b.len() >= MIN_SLICE_PAIRS;
     if base.slice_median
         && other.slice_median
-        && sliced_alike
-        && let (Some(b), Some(o)) = (logs(b), logs(o))
+        && let Some(d) = slice_log_ratios(base.slices, other.slices)
     {
-        let d: Vec<f64> = o.iter().zip(&b).map(|(o, b)| o - b).collect();
         return Some(median(d));
     }
     (base.value > 0.0 && other.value > 0.0)
@@ -275,17 +271,24 @@ impl Pool {
 /// share the machine's slow drift, which a plain paired t would count as
 /// independent evidence. Needs [`MIN_SLICE_PAIRS`] pairs of positive values.
 pub fn slice_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
-    if base.len() != other.len() || base.len() < MIN_SLICE_PAIRS {
-        return None;
-    }
-    let (b, o) = (logs(base)?, logs(other)?);
-    let d: Vec<f64> = o.iter().zip(&b).map(|(o, b)| o - b).collect();
+    let d = slice_log_ratios(base, other)?;
     let n = d.len() as f64;
     let (mean, var) = mean_var(&d);
     let r = lag1_autocorrelation(&d, mean, var).clamp(0.0, 0.95);
     let n_eff = (n * (1.0 - r) / (1.0 + r)).max(2.0);
     let half = t_quantile(n_eff - 1.0) * (var / n_eff).sqrt();
     Some(from_log(mean, half, d.len(), Method::PairedSlices))
+}
+
+/// The log ratios `ln(other[k] / base[k])` of slices paired in time:
+/// `None` unless both sides have the same number of slices, at least
+/// [`MIN_SLICE_PAIRS`], all positive.
+fn slice_log_ratios(base: &[f64], other: &[f64]) -> Option<Vec<f64>> {
+    if base.len() != other.len() || base.len() < MIN_SLICE_PAIRS {
+        return None;
+    }
+    let (b, o) = (logs(base)?, logs(other)?);
+    Some(o.iter().zip(&b).map(|(o, b)| o - b).collect())
 }
 
 /// The lag-1 autocorrelation of `x` (mean `mean`, variance `var`); 0 when
