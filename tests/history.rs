@@ -1,10 +1,14 @@
 //! `tidemark history` on real runs: twelve short runs of two SQLite
-//! targets, one of them with settings that cost CPU (a one-page cache and
-//! no memory map, so every page a lookup reads is copied in again by a
-//! system call) switched on from the seventh run on. The change point must
-//! be found between runs 6 and 7 on that family and none on the other. Six
-//! runs on each side: with three before the change, a machine busy with
-//! other work made the step (×1.25 there, ×1.6 idle) too uncertain to call.
+//! targets, one of them with settings that cost CPU (a one-page cache, no
+//! memory map and `cell_size_check`, so every page a lookup reads is copied
+//! in again by a system call and all its cells checked) switched on from
+//! the seventh run on. The change point must be found between runs 6 and 7
+//! on that family and none on the other. Six runs on each side. The step is
+//! ×2.4–3 (debug build, session 16): the cache and memory map alone gave
+//! ×1.0–1.6 by the day, and a busy CI machine once placed it a run late.
+//! Only changes of 40 % or more count: a shared host's CPU cost per query
+//! drifts by 20-30 % over the two minutes of the runs (the steady series
+//! stepped ×1.22 with p = 0.016 in session 16, a real change of the host).
 
 mod common;
 
@@ -17,7 +21,7 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
     let results = path("results");
     for run in 1..=12 {
         let costly = if run >= 7 {
-            ":cache_size=1:mmap_size=0"
+            ":cache_size=1:mmap_size=0:cell_size_check=1"
         } else {
             ""
         };
@@ -33,12 +37,12 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
             "point-query",
             "--table-size",
             "20000",
-            // Five measured seconds after one of warm-up: 1-second cold
-            // steps let one noisy point hide the planted change, and on a
-            // host with bursts of a few seconds 30-80 % faster, 2-second
-            // steps varied by as much as the change (session 15).
+            // Three measured seconds after one of warm-up: 1-second cold
+            // steps let one noisy point hide a smaller planted change, and
+            // bursts of a few seconds 30-80 % faster come and go on a
+            // shared host (session 15).
             "--read-secs",
-            "5",
+            "3",
             "--warmup-secs",
             "1",
             "--no-report",
@@ -56,6 +60,8 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
         &results,
         "--metric",
         "cpu",
+        "--min-effect",
+        "40%",
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -80,7 +86,7 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
         (Some(6), Some(7))
     );
     assert!(
-        c["ratio"].as_f64().unwrap() > 1.1,
+        c["ratio"].as_f64().unwrap() > 1.5,
         "more CPU per query: {c}"
     );
     assert!(c["interval"]["lo"].as_f64().unwrap() > 1.0, "{c}");
@@ -96,6 +102,7 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
     // Filters: one family, one test, a date after every run.
     let filtered = |extra: &[&str]| {
         let mut args = vec!["history", "--results", &results, "--metric", "cpu"];
+        args.extend(["--min-effect", "40%"]);
         args.extend(["-o", out.to_str().unwrap()]);
         args.extend(extra);
         assert_success(&run_tidemark(&args));
