@@ -3,8 +3,9 @@
 //! shows (its client sessions' start times, from `log_connections` and
 //! `log_disconnections`); each stored step lists its slices, which add up
 //! to the step; the report's interval comes from the slices' pairs and
-//! says so. Bad values of `--slices` fail in one line before any server
-//! starts.
+//! says so. With repetitions, a read test's repetition is the median of
+//! its slice pairs' log ratios. Bad values of `--slices` fail in one line
+//! before any server starts.
 
 mod common;
 
@@ -160,6 +161,86 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
             .as_str()
             .unwrap()
             .contains("slices paired in time")
+    );
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+/// The slices' rates (statements per second) of the step of the target
+/// at `position` in repetition `rep`, in the order measured.
+fn slice_rates(targets: &[serde_json::Value], position: u64, rep: u64) -> Vec<f64> {
+    let t = targets
+        .iter()
+        .find(|t| t["position"] == position && t["repetition"] == rep)
+        .unwrap_or_else(|| panic!("no target {position} in repetition {rep}"));
+    let mut slices = t["steps"][0]["slices"].as_array().unwrap().clone();
+    slices.sort_by_key(|s| s["index"].as_u64());
+    slices
+        .iter()
+        .map(|s| s["statements"].as_f64().unwrap() / s["secs"].as_f64().unwrap())
+        .collect()
+}
+
+/// The median of `x` (not empty).
+fn median(mut x: Vec<f64>) -> f64 {
+    x.sort_by(f64::total_cmp);
+    let n = x.len();
+    (x[(n - 1) / 2] + x[n / 2]) / 2.0
+}
+
+#[test]
+fn a_read_tests_repetition_is_the_median_of_its_slice_pairs() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = run_tidemark(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--results",
+        results,
+        "--tests",
+        "point-query",
+        "--table-size",
+        "5000",
+        "--read-secs",
+        "2",
+        "--warmup-secs",
+        "0.5",
+        "--slices",
+        "4",
+        "--repeat",
+        "2",
+        "--no-report",
+        "--target",
+        "pg@system",
+        "--target",
+        "pg@system",
+    ]);
+    assert_success(&out);
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 4);
+    // Each repetition's log ratio: the median of its four slice pairs'
+    // (the mean of the middle two), not the log of the ratio of the sums.
+    let (mut medians, mut sums) = (Vec::new(), Vec::new());
+    for rep in 0..2 {
+        let (base, other) = (slice_rates(targets, 0, rep), slice_rates(targets, 1, rep));
+        assert_eq!((base.len(), other.len()), (4, 4));
+        let logs = base.iter().zip(&other).map(|(b, o)| (o / b).ln()).collect();
+        medians.push(median(logs));
+        sums.push((other.iter().sum::<f64>() / base.iter().sum::<f64>()).ln());
+    }
+    let from_medians = ((medians[0] + medians[1]) / 2.0).exp();
+    let report = report_json(results, &dir.path().join("report"));
+    let cell = &report["sysbench"]["groups"][0]["tests"][0]["cells"][1];
+    assert_eq!(cell["interval"]["method"], "pooled-repetitions", "{cell}");
+    assert_eq!(cell["interval"]["n"], 2, "{cell}");
+    let estimate = cell["interval"]["estimate"].as_f64().unwrap();
+    assert!(
+        (estimate - from_medians).abs() < 1e-9,
+        "estimate {estimate}, from the slice medians {from_medians}, from the sums {}: {cell}",
+        ((sums[0] + sums[1]) / 2.0).exp()
     );
     assert!(postgres_pids_mentioning(results).is_empty());
 }
