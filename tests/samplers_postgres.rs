@@ -185,7 +185,7 @@ fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
                 &plan,
                 Schedule::PLAIN,
                 &connector,
-                &|c| suite.client(&test, c),
+                &suite.clients(&test, 0),
                 &cancel,
                 &mut |_| {},
             )

@@ -47,7 +47,7 @@ fn sampled_update_step(
             &plan,
             Schedule::PLAIN,
             connector,
-            &|c| suite.client(&test, c),
+            &suite.clients(&test, 0),
             &cancel,
             &mut |p| {
                 sampler.tick(if p.warming_up {

@@ -280,7 +280,7 @@ pub fn run_shard_part(
         .into_iter()
         .find(|s| s.name == name)
         .ok_or_else(|| anyhow::anyhow!("no Insert Benchmark step {name} in this tidemark"))?;
-    let plan = ib.roles_plan_for(&def, seq, part.label, part.first..part.first + part.count);
-    crate::runner::run_roles_held(plan, part.connector, part.cancel, part.live, part.hold)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    let mut plan = ib.roles_plan_for(&def, seq, part.label, part.first..part.first + part.count);
+    plan.hold = Some(part.hold);
+    run_roles(plan, part.connector, part.cancel, part.live).map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -273,8 +273,11 @@ enum Engine {
     /// Under Valgrind (`--instructions`): a fixed number of events, the
     /// count left in the slot for the step's record.
     Counted(Box<Counting>, super::step::CountSlot),
-    Multiplexed(u32),
-    Threads,
+    /// In this process, multiplexed on this many event loops or a thread
+    /// each ([`Schedule::loops`]: the runner picks the engine).
+    Runner {
+        loops: Option<u32>,
+    },
 }
 
 impl PreparedTest {
@@ -340,24 +343,19 @@ impl PreparedTest {
             }
             Engine::Counted(counting, slot) => {
                 load::settle_for_count(conn, suite.dialect, suite.params.tables)?;
-                let make = |client| suite.client(test, client);
-                let (result, count) = counting.run(step_plan, conn, &make, cancel, progress)?;
+                let clients = suite.clients(test, 0);
+                let (result, count) = counting.run(step_plan, conn, &clients, cancel, progress)?;
                 *slot.lock().expect("count slot") = Some(count);
                 Ok(result)
             }
-            Engine::Multiplexed(loops) => mux::run_step_mux(
+            Engine::Runner { loops } => run_step(
                 step_plan,
+                Schedule {
+                    loops: *loops,
+                    ..Schedule::PLAIN
+                },
                 conn,
-                &|client| suite.mux_client(test, client).expect("a single-read test"),
-                cancel,
-                progress,
-                *loops,
-            ),
-            Engine::Threads => run_step(
-                step_plan,
-                Schedule::PLAIN,
-                conn,
-                &|client| suite.client(test, client),
+                &suite.clients(test, 0),
                 cancel,
                 progress,
             ),
@@ -448,16 +446,16 @@ pub fn prepare_test(
         }
         None if p.mux_from > 0
             && threads >= p.mux_from
-            && suite.mux_client(test, 0).is_some()
+            && Sysbench::multiplexes(test)
             && ctx.server.connector().multiplexes() =>
         {
             let loops = mux::loops_for(threads);
             if let Some(params) = info.params.as_object_mut() {
                 params.insert("client_loops".into(), loops.into());
             }
-            Engine::Multiplexed(loops)
+            Engine::Runner { loops: Some(loops) }
         }
-        None => Engine::Threads,
+        None => Engine::Runner { loops: None },
     };
     Ok(PreparedTest {
         suite,
@@ -543,7 +541,7 @@ pub fn run_shard_part(
         &plan,
         schedule,
         part.connector,
-        &|client| suite.client(&def, first + client),
+        &suite.clients(&def, first),
         part.cancel,
         part.live,
     )

@@ -3,12 +3,14 @@
 //! with per-second counters and latency histograms per thread, merged at the
 //! end.
 //!
-//! The runner does not know which workload it runs: a workload hands it one
-//! [`ClientWork`] per thread. Two step shapes share the same pieces:
-//! [`run_step`] (sysbench: N identical clients for a fixed duration, a
-//! rate or a number of events, see [`Schedule`]) and
-//! [`run_roles`] (the Insert Benchmark: several roles per client, fixed work,
-//! open-loop rate limits, threads that wait on each other). Both drive each
+//! The runner does not know which workload it runs: a workload hands it its
+//! clients through [`StepWork`]. Two step shapes share the same pieces:
+//! [`run_step`] (sysbench and workload files: N identical clients for a
+//! fixed duration, a rate or a number of events, a held start, a thread
+//! each or multiplexed on event loops, as its [`Schedule`] says: the
+//! runner picks the engine) and [`run_roles`] (the Insert Benchmark:
+//! several roles per client, fixed work, open-loop rate limits, threads
+//! that wait on each other, a held start in its [`RolesPlan`]). Both drive each
 //! thread with the one event loop in `drive` (stop rules, [`pace::Pacer`],
 //! [`Gate`]) and watch it with the one once-a-second `monitor`; they and
 //! `mux`'s event loops build their threads' counters, start gate, watch
@@ -40,7 +42,7 @@ use result::keep_error_sample;
 pub use result::{
     ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
-pub use roles::{RolesPlan, ThreadPlan, run_roles, run_roles_held};
+pub use roles::{RolesPlan, ThreadPlan, run_roles};
 
 /// What one event did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +66,26 @@ pub trait ClientWork: Send {
     fn measuring(&mut self) {}
 }
 
+/// What a step's clients run: one [`ClientWork`] per client and, for a
+/// workload whose every event is one prepared statement, the same client
+/// as an event loop can multiplex ([`mux::MuxWork`]). A closure making
+/// `ClientWork`s is a `StepWork` with no multiplexed form.
+pub trait StepWork: Sync {
+    /// The loop body of client `client` (0-based).
+    fn client(&self, client: u32) -> Box<dyn ClientWork>;
+    /// Client `client` as an event loop runs it, when every event of the
+    /// work is one statement (`None` otherwise).
+    fn mux_client(&self, _client: u32) -> Option<Box<dyn mux::MuxWork>> {
+        None
+    }
+}
+
+impl<F: Fn(u32) -> Box<dyn ClientWork> + Sync> StepWork for F {
+    fn client(&self, client: u32) -> Box<dyn ClientWork> {
+        self(client)
+    }
+}
+
 /// How long and with how many clients a step runs.
 #[derive(Clone, Debug)]
 pub struct StepPlan {
@@ -76,10 +98,10 @@ pub struct StepPlan {
 
 pub use crate::record::Progress;
 
-/// How a thread-per-connection step's clients run besides their
-/// [`StepPlan`]: [`Schedule::PLAIN`] (as fast as they can, for the plan's
-/// duration, started at once) or with a rate, a fixed number of events or
-/// a held start.
+/// How a step's clients run besides their [`StepPlan`]:
+/// [`Schedule::PLAIN`] (a thread each, as fast as they can, for the plan's
+/// duration, started at once) or with a rate, a fixed number of events, a
+/// held start, or multiplexed on event loops.
 #[derive(Clone, Copy)]
 pub struct Schedule<'h> {
     /// Each client's events started on an open-loop schedule of this many
@@ -97,6 +119,11 @@ pub struct Schedule<'h> {
     /// coordinator publishes). If it fails, no client runs and the step
     /// fails with its error.
     pub hold: &'h dyn Fn() -> Result<(), DbError>,
+    /// The clients multiplexed on this many event loops (see [`mux`])
+    /// instead of a thread each: only for work with a
+    /// [`StepWork::mux_client`], as fast as it can for the plan's duration
+    /// (no rate, no fixed number of events).
+    pub loops: Option<u32>,
 }
 
 impl Schedule<'static> {
@@ -106,17 +133,20 @@ impl Schedule<'static> {
         rate_per_client: None,
         events_per_client: None,
         hold: &crew::no_hold,
+        loops: None,
     };
 }
 
-/// Runs one step with a thread and a connection per client to its end
-/// (or until `cancel` is set) and returns what it measured. Fails only
-/// when clients cannot connect or prepare (or the start `hold` fails).
+/// Runs one step to its end (or until `cancel` is set) with the engine
+/// its `schedule` asks for, a thread and a connection per client or
+/// clients multiplexed on event loops, and returns what it measured. Fails
+/// only when clients cannot connect or prepare (or the start `hold` fails,
+/// or multiplexing is asked of work or a schedule that cannot have it).
 pub fn run_step(
     plan: &StepPlan,
     schedule: Schedule<'_>,
     connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+    work: &dyn StepWork,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
@@ -124,7 +154,18 @@ pub fn run_step(
         rate_per_client,
         events_per_client: quota,
         hold,
+        loops,
     } = schedule;
+    if let Some(loops) = loops {
+        if rate_per_client.is_some() || quota.is_some() {
+            return Err(DbError::new(
+                crate::db::ErrorKind::Other,
+                "",
+                "multiplexed clients run as fast as they can for a duration",
+            ));
+        }
+        return mux::run_step_mux(plan, connector, work, hold, cancel, on_progress, loops);
+    }
     let counted;
     let plan = match quota {
         Some(_) => {
@@ -151,7 +192,7 @@ pub fn run_step(
                     let setup = {
                         let _turn = ramp.admit();
                         connector.connect().and_then(|mut conn| {
-                            let mut work = make_work(client);
+                            let mut work = work.client(client);
                             work.prepare(conn.as_mut())?;
                             Ok((conn, work))
                         })

@@ -23,10 +23,10 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::crew::{Crew, no_hold};
+use super::crew::Crew;
 use super::drive::{Counters, ThreadEnd};
 use super::result::{ClientResult, keep_error_sample, new_histogram};
-use super::{Coordinated, StepPlan, StepResult, thread_cpu_secs};
+use super::{Coordinated, StepPlan, StepResult, StepWork, thread_cpu_secs};
 use crate::db::{Conn, Connector, DbError, ErrorKind, MuxConn, Param, StmtId};
 use crate::record::Progress;
 
@@ -102,12 +102,14 @@ impl Drop for Epoll {
 }
 
 /// Runs one step with `plan.threads` clients multiplexed on `loops` event
-/// loops (see the module doc). Fails when a client cannot connect or
-/// prepare, or `connector` has no multiplexed connection.
-pub fn run_step_mux(
+/// loops (see the module doc), started when `hold` returns. Fails when a
+/// client cannot connect or prepare, `connector` has no multiplexed
+/// connection or `work` no multiplexed client.
+pub(super) fn run_step_mux(
     plan: &StepPlan,
     connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn MuxWork> + Sync),
+    work: &dyn StepWork,
+    hold: &dyn Fn() -> Result<(), DbError>,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
     loops: u32,
@@ -124,7 +126,7 @@ pub fn run_step_mux(
                 .spawn_scoped(scope, move || {
                     let setup = (l..clients)
                         .step_by(loops as usize)
-                        .map(|client| open_slot(connector, make_work, client))
+                        .map(|client| open_slot(connector, work, client))
                         .collect::<Result<Vec<Slot>, DbError>>()
                         .map(|s| (s, ()));
                     let (mut slots, (), start) = crew.ready(l as usize, setup)?;
@@ -146,15 +148,18 @@ pub fn run_step_mux(
             cancel,
             quota: None,
         };
-        run.finish(crew.open(&mut joins, &no_hold)?, joins, on_progress)
+        run.finish(crew.open(&mut joins, hold)?, joins, on_progress)
     })
 }
 
-fn open_slot(
-    connector: &dyn Connector,
-    make_work: &(dyn Fn(u32) -> Box<dyn MuxWork> + Sync),
-    client: u32,
-) -> Result<Slot, DbError> {
+fn open_slot(connector: &dyn Connector, work: &dyn StepWork, client: u32) -> Result<Slot, DbError> {
+    let mut work = work.mux_client(client).ok_or_else(|| {
+        DbError::new(
+            ErrorKind::Other,
+            "",
+            "this step's clients cannot be multiplexed (an event of more than one statement)",
+        )
+    })?;
     let mut conn = connector.connect_mux().unwrap_or_else(|| {
         Err(DbError::new(
             ErrorKind::Other,
@@ -162,7 +167,6 @@ fn open_slot(
             "this client cannot multiplex connections",
         ))
     })?;
-    let mut work = make_work(client);
     work.prepare(conn.as_conn())?;
     Ok(Slot {
         conn,

@@ -43,8 +43,8 @@ pub struct ThreadPlan {
     pub wakes: Vec<usize>,
 }
 
-/// A multi-role step: its threads and how to report it.
-pub struct RolesPlan {
+/// A multi-role step: its threads, its start and how to report it.
+pub struct RolesPlan<'h> {
     /// Shown in progress output.
     pub label: String,
     /// Role names; a thread's `role` indexes this.
@@ -55,6 +55,11 @@ pub struct RolesPlan {
     /// A thread gives up after this many failed events in a row, and the
     /// step fails (an error storm is not a measurement).
     pub storm_limit: u32,
+    /// The start waits, once every thread is connected and prepared,
+    /// until this returns (a client shard waits there for the published
+    /// start); the step's clock starts then. An error fails the step
+    /// before any thread runs. `None`: at once.
+    pub hold: Option<&'h dyn Fn() -> Result<(), DbError>>,
 }
 
 /// The parts of a [`ThreadPlan`] the thread borrows (its work it owns).
@@ -75,38 +80,15 @@ pub fn connection_name(role: &str, client: u32) -> String {
 }
 
 /// Runs a multi-role step to its end and returns what it measured. Fails
-/// only when a thread cannot connect or prepare (nothing was measured).
+/// only when a thread cannot connect or prepare (nothing was measured) or
+/// the plan's start `hold` fails.
 pub fn run_roles(
-    plan: RolesPlan,
+    plan: RolesPlan<'_>,
     connector: &dyn Connector,
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, DbError> {
-    run_roles_inner(plan, connector, cancel, on_progress, None)
-}
-
-/// [`run_roles`] whose start waits, once every thread is connected and
-/// prepared, until `hold` returns (a client shard waits there for the
-/// published start); the step's clock starts then. An error of `hold`
-/// fails the step before any thread runs.
-pub fn run_roles_held(
-    plan: RolesPlan,
-    connector: &dyn Connector,
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    hold: &dyn Fn() -> Result<(), DbError>,
-) -> Result<StepResult, DbError> {
-    run_roles_inner(plan, connector, cancel, on_progress, Some(hold))
-}
-
-fn run_roles_inner(
-    plan: RolesPlan,
-    connector: &dyn Connector,
-    cancel: &AtomicBool,
-    on_progress: &mut dyn FnMut(&Progress<'_>),
-    hold: Option<&dyn Fn() -> Result<(), DbError>>,
-) -> Result<StepResult, DbError> {
-    let n = plan.threads.len();
+    let (n, hold) = (plan.threads.len(), plan.hold);
     let mut works = Vec::with_capacity(n);
     let mut specs = Vec::with_capacity(n);
     for t in plan.threads {

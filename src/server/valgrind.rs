@@ -82,7 +82,9 @@ use std::time::{Duration, Instant};
 use crate::db::{Conn, Connector, DbError, ErrorKind, first_value};
 use crate::metrics::instructions::{self, ClientCount};
 use crate::record::StepInstructions;
-use crate::runner::{ClientWork, Done, Progress, Schedule, StepPlan, StepResult, run_step};
+use crate::runner::{
+    ClientWork, Done, Progress, Schedule, StepPlan, StepResult, StepWork, run_step,
+};
 
 /// The name callgrind's files start with.
 pub const OUT_PREFIX: &str = "callgrind.out";
@@ -614,7 +616,7 @@ impl Counting {
         &self,
         plan: &StepPlan,
         connector: &dyn Connector,
-        make_work: &(dyn Fn(u32) -> Box<dyn ClientWork> + Sync),
+        work: &dyn StepWork,
         cancel: &std::sync::atomic::AtomicBool,
         on_progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<(StepResult, Result<StepInstructions, String>), DbError> {
@@ -628,7 +630,7 @@ impl Counting {
         });
         let wrapped = |client: u32| -> Box<dyn ClientWork> {
             Box::new(Marked {
-                inner: make_work(client),
+                inner: work.client(client),
                 warmup_events: self.warmup_events,
                 events: self.events_per_client,
                 done: 0,

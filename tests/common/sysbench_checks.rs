@@ -49,7 +49,7 @@ pub fn run_test(
         &plan,
         Schedule::PLAIN,
         connector,
-        &|c| suite.client(test, c),
+        &suite.clients(test, 0),
         &cancel,
         &mut |_| {},
     )

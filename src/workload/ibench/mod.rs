@@ -280,7 +280,7 @@ impl Ibench {
     /// other (the deleter follows the inserter, the inserter stays at most
     /// [`MAX_LEAD_BATCHES`] ahead, queries and the helper stop with the
     /// inserter).
-    pub fn roles_plan(&self, step: &StepDef, seq: u32, label: &str) -> RolesPlan {
+    pub fn roles_plan(&self, step: &StepDef, seq: u32, label: &str) -> RolesPlan<'static> {
         self.roles_plan_for(step, seq, label, 0..self.clients_of(step))
     }
 
@@ -292,7 +292,7 @@ impl Ibench {
         seq: u32,
         label: &str,
         clients: std::ops::Range<u32>,
-    ) -> RolesPlan {
+    ) -> RolesPlan<'static> {
         let roles = step.roles();
         let per = roles.len();
         let wants_max = step.kind == StepKind::Query(QueryKind::Point);
@@ -419,6 +419,7 @@ impl Ibench {
                 .unwrap_or(0),
             threads,
             storm_limit: STORM_LIMIT,
+            hold: None,
         }
     }
 

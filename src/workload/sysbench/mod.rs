@@ -140,20 +140,20 @@ impl Sysbench {
         }
     }
 
-    /// A client of test `t` an event loop can multiplex, when every event
-    /// of `t` is one read statement.
-    pub fn mux_client(
-        &self,
-        t: &TestDef,
-        client: u32,
-    ) -> Option<Box<dyn crate::runner::mux::MuxWork>> {
-        SysbenchClient::is_single_read(t)
-            .then(|| Box::new(SysbenchClient::new(t, &self.client_config(), client)) as _)
+    /// The clients of test `t`, numbered from `first` (a client shard's
+    /// first client; 0 otherwise), as the runner makes them.
+    pub fn clients<'a>(&'a self, t: &'a TestDef, first: u32) -> TestClients<'a> {
+        TestClients {
+            config: self.client_config(),
+            test: t,
+            first,
+        }
     }
 
-    /// A client loop for client number `client` of test `t`.
-    pub fn client(&self, t: &TestDef, client: u32) -> Box<dyn ClientWork> {
-        Box::new(SysbenchClient::new(t, &self.client_config(), client))
+    /// Whether test `t`'s clients can be multiplexed on event loops
+    /// (every event one read statement).
+    pub fn multiplexes(t: &TestDef) -> bool {
+        SysbenchClient::is_single_read(t)
     }
 
     fn client_config(&self) -> ClientConfig {
@@ -290,6 +290,33 @@ fn note_for(t: &TestDef, dialect: Dialect, threads: u32) -> Option<String> {
             "SQLite allows one writer at a time: concurrent writers wait in the busy handler (busy_waits in params) or fail with SQLITE_BUSY (counted as retries)".into(),
         ),
         _ => None,
+    }
+}
+
+/// The clients of one test, handed to the runner ([`Sysbench::clients`]).
+pub struct TestClients<'a> {
+    config: ClientConfig,
+    test: &'a TestDef,
+    first: u32,
+}
+
+impl crate::runner::StepWork for TestClients<'_> {
+    fn client(&self, client: u32) -> Box<dyn ClientWork> {
+        Box::new(SysbenchClient::new(
+            self.test,
+            &self.config,
+            self.first + client,
+        ))
+    }
+
+    fn mux_client(&self, client: u32) -> Option<Box<dyn crate::runner::mux::MuxWork>> {
+        SysbenchClient::is_single_read(self.test).then(|| {
+            Box::new(SysbenchClient::new(
+                self.test,
+                &self.config,
+                self.first + client,
+            )) as _
+        })
     }
 }
 
