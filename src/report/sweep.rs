@@ -143,26 +143,16 @@ fn point(c: &Column<'_>, name: &str, threads: u32) -> Option<SweepPoint> {
     if steps.is_empty() {
         return None;
     }
-    let mut qps: Vec<f64> = steps.iter().map(|s| s.qps).collect();
+    let qps: Vec<f64> = steps.iter().map(|s| s.qps).collect();
     let mut p99: Vec<u64> = steps.iter().map(|s| s.latency.p99).collect();
-    qps.sort_by(f64::total_cmp);
     p99.sort_unstable();
     Some(SweepPoint {
         threads,
-        qps: median(&qps),
+        qps: crate::stats::median(&qps)?,
         p99_us: p99[p99.len() / 2],
         relative: None,
         n: steps.len(),
     })
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
 }
 
 /// The first count after which no later count is more than

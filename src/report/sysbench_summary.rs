@@ -49,20 +49,7 @@ pub fn basis_points(relative: f64) -> f64 {
     ((round2(relative) - 1.0) * 100.0).round()
 }
 
-/// The median of `xs` (mean of the middle two for an even count).
-pub fn median(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
+pub use crate::stats::median;
 
 /// Sums up one target's relative QPS over a group's tests, given as
 /// (test, relative) in the group's order.
@@ -194,13 +181,6 @@ mod tests {
         assert_eq!(basis_points(1.004), 0.0);
         // From 0.95 to 0.85 is 10 basis points.
         assert_eq!(basis_points(0.95) - basis_points(0.85), 10.0);
-    }
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, -1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[3.0, -1.0, 2.0, 0.0]), Some(1.0));
-        assert_eq!(median(&[]), None);
     }
 
     #[test]

@@ -198,23 +198,11 @@ fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<f64> {
         && other.slice_median
         && let Some(d) = slice_log_ratios(base.slices, other.slices)
     {
-        return Some(median(d));
+        return super::median(&d);
     }
     (base.value > 0.0 && other.value > 0.0)
         .then(|| (other.value / base.value).ln())
         .filter(|d| d.is_finite())
-}
-
-/// The median of `x` (not empty): the middle value, or the mean of the
-/// two middle ones.
-fn median(mut x: Vec<f64>) -> f64 {
-    x.sort_by(f64::total_cmp);
-    let n = x.len();
-    if n % 2 == 1 {
-        x[n / 2]
-    } else {
-        (x[n / 2 - 1] + x[n / 2]) / 2.0
-    }
 }
 
 /// The variance of one repetition's log ratio, pooled over several tests

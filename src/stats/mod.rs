@@ -44,5 +44,30 @@ pub use verdict::{
     parse_min_effect, verdict,
 };
 
+/// The median of `xs` (the mean of the middle two for an even count);
+/// `None` when empty.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
 /// The confidence level of every interval tidemark reports.
 pub const LEVEL: f64 = 0.95;
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, -1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[3.0, -1.0, 2.0, 0.0]), Some(1.0));
+        assert_eq!(median(&[]), None);
+    }
+}
