@@ -2,20 +2,22 @@
 //! targets, one of them with settings that cost CPU (a one-page cache, no
 //! memory map and `cell_size_check`, so every page a lookup reads is copied
 //! in again by a system call and all its cells checked) switched on from
-//! the seventh run on. The change point must be found between runs 6 and 7
-//! on that family and none on the other. Six runs on each side. The step is
-//! ×2.4–3 (debug build, session 16): the cache and memory map alone gave
-//! ×1.0–1.6 by the day, and a busy CI machine once placed it a run late.
-//! Only changes of 40 % or more count: a shared host's CPU cost per query
-//! drifts by 20-30 % over the two minutes of the runs (the steady series
-//! stepped ×1.22 with p = 0.016 in session 16, a real change of the host).
+//! the seventh run on. A change point must be found between runs 6 and 7
+//! on that family and not there on the other. Six runs on each side. The
+//! step is ×2.2–3 (debug build, session 16): the cache and memory map alone
+//! gave ×1.0–1.6 by the day, and a busy CI machine once placed it a run
+//! late. Only changes of 40 % or more count. The other family is not
+//! required to have none: a shared host's CPU cost per query moves by
+//! itself, and history is right to find it (session 16: the unchanged
+//! family stepped ×1.22, p = 0.016, here, and ×1.50 (1.36–1.65) at run 5
+//! in CI, both real changes of the host, not of the target).
 
 mod common;
 
 use common::{assert_success, run_tidemark, stderr};
 
 #[test]
-fn a_planted_step_is_found_and_a_steady_series_has_none() {
+fn a_planted_step_is_found_on_the_family_it_was_planted_in() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let results = path("results");
@@ -77,10 +79,13 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
     };
     let changed = find("sqlite wal");
     assert_eq!(changed["points"].as_array().unwrap().len(), 12);
+    // The planted change; a change of the host, when there was one, may
+    // stand beside it.
     let changes = changed["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 1, "{changed}");
-    let c = &changes[0];
-    assert_eq!(c["index"], 6);
+    let c = changes
+        .iter()
+        .find(|c| c["index"] == 6)
+        .unwrap_or_else(|| panic!("a change between runs 6 and 7: {changed}"));
     assert_eq!(
         (c["before"]["run"].as_i64(), c["after"]["run"].as_i64()),
         (Some(6), Some(7))
@@ -90,14 +95,18 @@ fn a_planted_step_is_found_and_a_steady_series_has_none() {
         "more CPU per query: {c}"
     );
     assert!(c["interval"]["lo"].as_f64().unwrap() > 1.0, "{c}");
+    // Not on the other family: what changed one target is not put on
+    // another.
     let steady = find("sqlite delete");
-    assert!(steady["changes"].as_array().unwrap().is_empty(), "{steady}");
+    let steady_changes = steady["changes"].as_array().unwrap();
+    assert!(steady_changes.iter().all(|c| c["index"] != 6), "{steady}");
+    let marked = changes.len() + steady_changes.len();
 
     let md = std::fs::read_to_string(out.join("history.md")).unwrap();
     assert!(md.contains("| sqlite delete | point-query"), "{md}");
     let html = std::fs::read_to_string(out.join("history.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 2);
-    assert_eq!(html.matches("class=\"change\"").count(), 1);
+    assert_eq!(html.matches("class=\"change\"").count(), marked);
 
     // Filters: one family, one test, a date after every run.
     let filtered = |extra: &[&str]| {
