@@ -448,3 +448,74 @@ fn rusage_cpu_secs(who: libc::c_int) -> f64 {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::StmtId;
+    use crate::db::sqlite::{SqliteConnector, SqliteOptions};
+
+    /// `SELECT 1` as one event.
+    struct SelectOne(Option<StmtId>);
+
+    impl ClientWork for SelectOne {
+        fn prepare(&mut self, conn: &mut dyn Conn) -> Result<(), DbError> {
+            self.0 = Some(conn.prepare("SELECT 1")?);
+            Ok(())
+        }
+        fn event(&mut self, conn: &mut dyn Conn) -> Result<Done, DbError> {
+            let rows = conn.execute(self.0.expect("prepared"), &[])?;
+            Ok(Done {
+                statements: 1,
+                rows,
+            })
+        }
+    }
+
+    fn sqlite(dir: &tempfile::TempDir) -> SqliteConnector {
+        SqliteConnector::new(SqliteOptions {
+            path: dir.path().join("t.db"),
+            pragmas: Vec::new(),
+            busy_timeout: Duration::from_secs(1),
+        })
+    }
+
+    fn plan(threads: u32) -> StepPlan {
+        StepPlan {
+            label: "t".into(),
+            threads,
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(300),
+        }
+    }
+
+    #[test]
+    fn the_schedule_picks_the_engine_and_a_multiplexed_one_only_where_it_can_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = sqlite(&dir);
+        let work = |_| Box::new(SelectOne(None)) as Box<dyn ClientWork>;
+        let cancel = AtomicBool::new(false);
+        let run = |schedule: Schedule<'_>| {
+            run_step(&plan(2), schedule, &conn, &work, &cancel, &mut |_| {})
+        };
+        // A thread each: both clients ran.
+        let r = run(Schedule::PLAIN).unwrap();
+        assert_eq!(r.clients.len(), 2);
+        assert!(r.clients.iter().all(|c| c.events > 0), "{r:?}");
+        // Multiplexed with a rate: refused before anything connects.
+        let with_rate = Schedule {
+            loops: Some(1),
+            rate_per_client: Some(100.0),
+            ..Schedule::PLAIN
+        };
+        let e = run(with_rate).unwrap_err();
+        assert!(e.message.contains("as fast as they can"), "{e}");
+        // Multiplexed, but the work has no multiplexed client.
+        let e = run(Schedule {
+            loops: Some(1),
+            ..Schedule::PLAIN
+        })
+        .unwrap_err();
+        assert!(e.message.contains("cannot be multiplexed"), "{e}");
+    }
+}
