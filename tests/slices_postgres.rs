@@ -41,13 +41,11 @@ fn sessions(log: &str) -> Vec<(f64, f64)> {
     out
 }
 
-#[test]
-fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
-    let _serial = serial();
-    let dir = server_tempdir();
-    let results = dir.path().join("results");
-    let results = results.to_str().unwrap();
-    let out = run_tidemark(&[
+/// `tidemark run` of point-query on two `pg@system` targets in four
+/// slices (5000 rows, half a second of warm-up), `read_secs` measured
+/// seconds, then `extra`.
+fn sliced_pair_run(results: &str, read_secs: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "run",
         "--suite",
         "sysbench",
@@ -58,24 +56,40 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
         "--table-size",
         "5000",
         "--read-secs",
-        "4",
+        read_secs,
         "--warmup-secs",
         "0.5",
         "--slices",
         "4",
-        "--seed",
-        "5",
-        "-c",
-        "log_connections=on",
-        "-c",
-        "log_disconnections=on",
-        "-c",
-        "log_line_prefix=%n [%p] ",
         "--target",
         "pg@system",
         "--target",
         "pg@system",
-    ]);
+    ];
+    args.extend(extra);
+    run_tidemark(&args)
+}
+
+#[test]
+fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = sliced_pair_run(
+        results,
+        "4",
+        &[
+            "--seed",
+            "5",
+            "-c",
+            "log_connections=on",
+            "-c",
+            "log_disconnections=on",
+            "-c",
+            "log_line_prefix=%n [%p] ",
+        ],
+    );
     assert_success(&out);
 
     // Stored: each target's step lists 4 slices of about 1 s that add up
@@ -180,43 +194,13 @@ fn slice_rates(targets: &[serde_json::Value], position: u64, rep: u64) -> Vec<f6
         .collect()
 }
 
-/// The median of `x` (not empty).
-fn median(mut x: Vec<f64>) -> f64 {
-    x.sort_by(f64::total_cmp);
-    let n = x.len();
-    (x[(n - 1) / 2] + x[n / 2]) / 2.0
-}
-
 #[test]
 fn a_read_tests_repetition_is_the_median_of_its_slice_pairs() {
     let _serial = serial();
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let out = run_tidemark(&[
-        "run",
-        "--suite",
-        "sysbench",
-        "--results",
-        results,
-        "--tests",
-        "point-query",
-        "--table-size",
-        "5000",
-        "--read-secs",
-        "2",
-        "--warmup-secs",
-        "0.5",
-        "--slices",
-        "4",
-        "--repeat",
-        "2",
-        "--no-report",
-        "--target",
-        "pg@system",
-        "--target",
-        "pg@system",
-    ]);
+    let out = sliced_pair_run(results, "2", &["--repeat", "2", "--no-report"]);
     assert_success(&out);
     let raw = export_json(results);
     let targets = raw["runs"][0]["targets"].as_array().unwrap();
@@ -227,8 +211,8 @@ fn a_read_tests_repetition_is_the_median_of_its_slice_pairs() {
     for rep in 0..2 {
         let (base, other) = (slice_rates(targets, 0, rep), slice_rates(targets, 1, rep));
         assert_eq!((base.len(), other.len()), (4, 4));
-        let logs = base.iter().zip(&other).map(|(b, o)| (o / b).ln()).collect();
-        medians.push(median(logs));
+        let logs: Vec<f64> = base.iter().zip(&other).map(|(b, o)| (o / b).ln()).collect();
+        medians.push(tidemark::stats::median(&logs).unwrap());
         sums.push((other.iter().sum::<f64>() / base.iter().sum::<f64>()).ln());
     }
     let from_medians = ((medians[0] + medians[1]) / 2.0).exp();
