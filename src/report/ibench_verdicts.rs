@@ -8,8 +8,9 @@
 use super::basis::Column;
 use super::ibench::{IbenchSection, throughput_shades};
 use super::ibench_input::{IbenchStepInput, input_from_step};
-use super::sysbench::{Comparison, Sample, band_of, compare, median};
+use super::sysbench::{Comparison, Sample, band_of, compare};
 use crate::record::{StepStatus, SuiteName};
+use crate::stats::median;
 
 /// The step's headline rate and its per-second series: qps for query
 /// steps, ips otherwise.

@@ -16,9 +16,10 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::basis::Column;
-use super::sysbench_summary::median;
 use crate::record::{Group, StepInstructions};
-use crate::stats::{Interval, Verdict, VerdictCounts, paired_ratio, verdict, welch_ratio, widened};
+use crate::stats::{
+    Interval, Verdict, VerdictCounts, median, paired_ratio, verdict, welch_ratio, widened,
+};
 use crate::store::StoredStep;
 
 /// With one count on each side, the floor of a PostgreSQL read test's

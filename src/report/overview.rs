@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::format::{amount, rel_pm};
 use super::model::Report;
-use super::sysbench::{Cell, median};
-use crate::stats::{Interval, VerdictCounts};
+use super::sysbench::Cell;
+use crate::stats::{Interval, VerdictCounts, median};
 
 /// How many real changes the first screen lists per group.
 pub const PER_GROUP: usize = 2;

@@ -13,10 +13,12 @@ use super::cost::{CostColumn, SYSBENCH_COST, sysbench_cost};
 pub use super::sysbench_cell::{Cell, Comparison};
 use super::sysbench_summary::with_verdicts;
 pub use super::sysbench_summary::{
-    GroupSummary, TestChange, basis_points, majority_method, median, summarize,
+    GroupSummary, TestChange, basis_points, majority_method, summarize,
 };
 use crate::record::{Group, StepStatus, SuiteName, slices};
-use crate::stats::{Interval, Measured, Pool, Verdict, ratio_interval, repetition_logs, verdict};
+use crate::stats::{
+    Interval, Measured, Pool, Verdict, median, ratio_interval, repetition_logs, verdict,
+};
 use crate::store::StoredStep;
 
 /// Everything the report says about sysbench tests.

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::basis::round2;
 use super::format;
 use super::sysbench_cell::Cell;
-use crate::stats::{Method, Verdict, VerdictCounts};
+use crate::stats::{Method, Verdict, VerdictCounts, median};
 
 /// How one target compares with the base over a group.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -48,8 +48,6 @@ pub struct TestChange {
 pub fn basis_points(relative: f64) -> f64 {
     ((round2(relative) - 1.0) * 100.0).round()
 }
-
-pub use crate::stats::median;
 
 /// Sums up one target's relative QPS over a group's tests, given as
 /// (test, relative) in the group's order.
