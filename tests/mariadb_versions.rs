@@ -141,6 +141,7 @@ fn two_maven_versions_install_list_and_compare_side_by_side() {
 fn spoiled_repo(spoil: impl Fn(&Path)) -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("m2");
+    private_maven_repo(Path::new(MAVEN_REPO), &repo, &["ch", "org/kill-bill"]);
     let from = Path::new(MAVEN_REPO).join(ARTIFACT_DIR);
     let to = repo.join(ARTIFACT_DIR);
     std::fs::create_dir_all(to.join(OLD_FULL)).unwrap();

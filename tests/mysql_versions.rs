@@ -401,6 +401,7 @@ fn caching_sha2_refuses_a_wrong_password_and_takes_ours_with_an_empty_cache() {
 fn spoiled_repo(spoil: impl Fn(&Path)) -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("m2");
+    private_maven_repo(Path::new(MAVEN_REPO), &repo, &["ch", "org/kill-bill"]);
     let from = Path::new(MAVEN_REPO).join(ARTIFACT_DIR);
     let to = repo.join(ARTIFACT_DIR);
     std::fs::create_dir_all(&to).unwrap();

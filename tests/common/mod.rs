@@ -200,3 +200,29 @@ pub fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     }
     found
 }
+
+/// A private Maven repository for a test that spoils an artifact: Maven's
+/// own plugins copied from the shared repository `shared` (a fresh
+/// repository spends 30–40 s downloading them on every first call), the
+/// artifact groups under `skip` (`ch`, `org/kill-bill`) left out.
+pub fn private_maven_repo(shared: &Path, into: &Path, skip: &[&str]) {
+    fn copy(from: &Path, to: &Path, rel: &Path, skip: &[&str]) {
+        if skip.iter().any(|s| rel == Path::new(s)) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(from) else {
+            return;
+        };
+        std::fs::create_dir_all(to).unwrap();
+        for entry in entries {
+            let entry = entry.unwrap();
+            let (src, dst) = (entry.path(), to.join(entry.file_name()));
+            if entry.file_type().unwrap().is_dir() {
+                copy(&src, &dst, &rel.join(entry.file_name()), skip);
+            } else {
+                std::fs::copy(&src, &dst).unwrap();
+            }
+        }
+    }
+    copy(shared, into, Path::new(""), skip);
+}
