@@ -297,9 +297,8 @@ impl ConfigCache {
         let text = String::from_utf8_lossy(&script);
         let mut h = Sha256::new();
         h.update(&script);
-        let prefix = |a: &str| a.starts_with("--prefix=");
         for arg in configure.get_args().filter_map(|a| a.to_str()) {
-            if !prefix(arg) {
+            if !arg.starts_with("--prefix=") {
                 h.update(arg.as_bytes());
                 h.update([0]);
             }
