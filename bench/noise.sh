@@ -39,6 +39,10 @@
 # the median of its slice pairs (+-5.1 % summing the slices); the planted
 # point-query 1.041 (1.000-1.083) "faster": point-query and hot-points
 # varied 3-5x as much as the group's other tests that day.
+# ARGS="--read-secs 10", repeat 6 (60 s per test and target again, a freshly
+# booted VM, 5,484 s): A/A 0/22 but ±4.1 % (point ±4.8 %); planted
+# point-query 1.002 (0.950-1.057): two servers of one build differed by up
+# to 12 % for a whole repetition that day.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
