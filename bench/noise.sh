@@ -43,6 +43,11 @@
 # booted VM, 5,484 s): A/A 0/22 but ±4.1 % (point ±4.8 %); planted
 # point-query 1.002 (0.950-1.057): two servers of one build differed by up
 # to 12 % for a whole repetition that day.
+# Repeat 12 of the quick 5 s (60 s per test and target again, a freshly
+# booted VM, 5,931 s): A/A 0/22, +-2.7 % (point +-3.8 %); planted point-query
+# 0.992, not flagged; 3/22 flagged. Instances did not differ that day: a
+# repetition varied +-4.0 % against +-3.5 % from the noise inside one (the
+# last lines below), so the host's second-scale noise set the width.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
@@ -128,4 +133,39 @@ for i, t in enumerate(cols[1:], start=1):
         hit = [x for x in found if x[1] == "slower" or x[3] == "higher"]
         print(f'  planted: found on {len(hit)} of {len(found)} affected cells: '
               + "; ".join(f"{n} qps {v} {rel:.3f}, srv/o {sv}" for n, v, rel, sv in found))
+PY
+# What set the widths: per compared target, the median over the read tests
+# of the spread of a repetition's log ratio (the median of its slice pairs,
+# as the report takes it) and of the noise inside one repetition (the
+# standard error of its slice pairs). When the first is well above the
+# second, server instances differ; when they are alike, the host's noise
+# inside each step sets the width and only more measured time narrows it.
+python3 - "$dir/results.db" <<'PY'
+import json, math, sqlite3, statistics as st, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+where = {tid: (pos, rep) for tid, pos, rep in db.execute("SELECT id, position, repetition FROM targets")}
+slices = {}
+for tid, name, metrics in db.execute("SELECT target_id, name, metrics_json FROM steps WHERE status = 'ok'"):
+    per = json.loads(metrics or "{}").get("slices") or []
+    pos, rep = where[tid]
+    slices.setdefault((name, rep), {})[pos] = [s["statements"] / s["secs"] for s in per if s["secs"] > 0]
+positions = sorted({p for cell in slices.values() for p in cell if p > 0})
+for other in positions:
+    between, within = [], []
+    for name in sorted({n for n, _ in slices}):
+        logs, ses = [], []
+        for (n, _), cell in sorted(slices.items()):
+            a, b = cell.get(0, []), cell.get(other, [])
+            if n != name or len(a) != len(b) or len(a) < 3 or min(a + b) <= 0:
+                continue
+            pairs = [math.log(y / x) for x, y in zip(a, b)]
+            logs.append(st.median(pairs))
+            ses.append(st.stdev(pairs) / math.sqrt(len(pairs)))
+        if len(logs) >= 2:
+            between.append(st.stdev(logs))
+            within.append(st.mean(ses))
+    if between:
+        print(f"col-{other}: a repetition's log ratio varies ±{100 * st.median(between):.1f} % "
+              f"between repetitions, ±{100 * st.median(within):.1f} % from the noise inside one "
+              f"(median over {len(between)} tests)")
 PY
