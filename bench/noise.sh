@@ -144,19 +144,19 @@ python3 - "$dir/results.db" <<'PY'
 import json, math, sqlite3, statistics as st, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 where = {tid: (pos, rep) for tid, pos, rep in db.execute("SELECT id, position, repetition FROM targets")}
-slices = {}
+rates = {}  # test -> repetition -> position -> per-slice rates
 for tid, name, metrics in db.execute("SELECT target_id, name, metrics_json FROM steps WHERE status = 'ok'"):
     per = json.loads(metrics or "{}").get("slices") or []
     pos, rep = where[tid]
-    slices.setdefault((name, rep), {})[pos] = [s["statements"] / s["secs"] for s in per if s["secs"] > 0]
-positions = sorted({p for cell in slices.values() for p in cell if p > 0})
+    rates.setdefault(name, {}).setdefault(rep, {})[pos] = [s["statements"] / s["secs"] for s in per if s["secs"] > 0]
+positions = sorted({p for reps in rates.values() for cell in reps.values() for p in cell if p > 0})
 for other in positions:
     between, within = [], []
-    for name in sorted({n for n, _ in slices}):
+    for reps in rates.values():
         logs, ses = [], []
-        for (n, _), cell in sorted(slices.items()):
+        for cell in reps.values():
             a, b = cell.get(0, []), cell.get(other, [])
-            if n != name or len(a) != len(b) or len(a) < 3 or min(a + b) <= 0:
+            if len(a) != len(b) or len(a) < 3 or min(a + b) <= 0:
                 continue
             pairs = [math.log(y / x) for x, y in zip(a, b)]
             logs.append(st.median(pairs))
