@@ -277,6 +277,8 @@ pub struct ProcStat {
     pub cutime: u64,
     /// System CPU of those children.
     pub cstime: u64,
+    /// Threads in the process.
+    pub num_threads: u64,
     /// When the process started, clock ticks after boot.
     pub starttime: u64,
 }
@@ -293,15 +295,24 @@ pub fn parse_pid_stat(text: &str) -> Option<ProcStat> {
     let stime = get(0)?; // 15
     let cutime = get(0)?; // 16
     let cstime = get(0)?; // 17
-    let starttime = get(4)?; // 22
+    let num_threads = get(2)?; // 20
+    let starttime = get(1)?; // 22
     Some(ProcStat {
         ppid: u32::try_from(ppid).ok()?,
         utime,
         stime,
         cutime,
         cstime,
+        num_threads,
         starttime,
     })
+}
+
+/// The first field of `/proc/PID/schedstat`: nanoseconds the task (the
+/// process's main thread) has run on a CPU, counted by the scheduler
+/// rather than in clock ticks.
+pub fn parse_schedstat_ns(text: &str) -> Option<u64> {
+    text.split_ascii_whitespace().next()?.parse().ok()
 }
 
 /// `resident` and `shared` pages of `/proc/PID/statm`.
@@ -474,10 +485,20 @@ softirq 7707420 0 1 2 3
                 stime: 567,
                 cutime: 89,
                 cstime: 10,
+                num_threads: 1,
                 starttime: 4711
             }
         );
         assert_eq!(parse_pid_stat("1 (x) S 0"), None);
+    }
+
+    #[test]
+    fn schedstat_gives_nanoseconds_on_cpu() {
+        assert_eq!(
+            parse_schedstat_ns("192363912 17666178 510\n"),
+            Some(192363912)
+        );
+        assert_eq!(parse_schedstat_ns(""), None);
     }
 
     #[test]
@@ -506,6 +527,9 @@ softirq 7707420 0 1 2 3
         read_into("/proc/self/stat", &mut buf).unwrap();
         let me = parse_pid_stat(std::str::from_utf8(&buf).unwrap()).unwrap();
         assert_eq!(me.ppid, std::os::unix::process::parent_id());
+        assert!(me.num_threads >= 1);
+        read_into("/proc/self/schedstat", &mut buf).unwrap();
+        assert!(parse_schedstat_ns(std::str::from_utf8(&buf).unwrap()).unwrap() > 0);
         read_into("/proc/meminfo", &mut buf).unwrap();
         assert!(parse_meminfo(std::str::from_utf8(&buf).unwrap()).free > 0);
         let (process, thread) = process_and_thread_cpu_secs();

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use super::process_tree::{ServerReader, ServerTotals};
 use super::procfs::{
-    DiskCounters, MemKb, ProcFile, StatCounters, VmCounters, clock_ticks_per_sec, page_size,
-    parse_diskstats_for, parse_meminfo, parse_stat, parse_vmstat, process_and_thread_cpu_secs,
+    DiskCounters, MemKb, ProcFile, StatCounters, VmCounters, page_size, parse_diskstats_for,
+    parse_meminfo, parse_stat, parse_vmstat, process_and_thread_cpu_secs,
 };
 use super::summary::{DiskRates, HostSecond, Phase};
 
@@ -246,7 +246,6 @@ struct Reader {
     diskstats: Option<ProcFile>,
     devices: Vec<String>,
     server: Option<ServerReader>,
-    hz: f64,
     page: u64,
 }
 
@@ -289,7 +288,6 @@ impl Reader {
             diskstats,
             devices,
             server,
-            hz: clock_ticks_per_sec(),
             page: page_size(),
         }
     }
@@ -394,9 +392,8 @@ impl Reader {
             wa: pct(iowait),
             st: pct(steal),
             disk: disk_rates(&a.disks, &b.disks, secs),
-            server_cpu_pct: server.map(|(x, y)| {
-                y.cpu_ticks.saturating_sub(x.cpu_ticks) as f64 / self.hz / secs * 100.0
-            }),
+            server_cpu_pct: server
+                .map(|(x, y)| y.cpu_ns.saturating_sub(x.cpu_ns) as f64 / 1e9 / secs * 100.0),
             server_read_kbps: server
                 .and_then(|(_, y)| y.read_bytes_since_last)
                 .map(|r| r as f64 / 1024.0 / secs),
@@ -513,7 +510,7 @@ mod tests {
         let cpu_secs = || {
             let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
             let s = super::super::procfs::parse_pid_stat(&text).unwrap();
-            (s.utime + s.stime) as f64 / clock_ticks_per_sec()
+            (s.utime + s.stime) as f64 / super::super::procfs::clock_ticks_per_sec()
         };
         let before = cpu_secs();
         std::thread::sleep(Duration::from_millis(700));
