@@ -179,6 +179,95 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     assert!(postgres_pids_mentioning(results).is_empty());
 }
 
+/// The starts (epoch seconds) of the client sessions of the last `n`
+/// slices a server logged: one connection per slice, about a second each
+/// (the admin, sampler and size connections are far shorter or span the
+/// whole step; the load's may last as long, and the slices come last).
+fn slice_session_starts(log_path: &str, n: usize) -> Vec<f64> {
+    let log = std::fs::read_to_string(log_path).unwrap();
+    let mut starts: Vec<f64> = sessions(&log)
+        .into_iter()
+        .filter(|(_, secs)| (0.9..2.5).contains(secs))
+        .map(|(at, _)| at)
+        .collect();
+    starts.sort_by(f64::total_cmp);
+    assert!(starts.len() >= n, "{log_path}: {log}");
+    starts.split_off(starts.len() - n)
+}
+
+#[test]
+fn together_measures_each_slice_on_every_target_at_once() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    let out = sliced_pair_run(
+        results,
+        "4",
+        &[
+            "--interleave",
+            "together",
+            "--repeat",
+            "2",
+            "-c",
+            "log_connections=on",
+            "-c",
+            "log_disconnections=on",
+            "-c",
+            "log_line_prefix=%n [%p] ",
+        ],
+    );
+    assert_success(&out);
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 4);
+    assert_eq!(raw["runs"][0]["params"]["interleave"], "together");
+    // From the servers' side, per repetition: slice k began on both
+    // servers within a fraction of a second (alternating, they are a
+    // slice apart), and the two sessions overlapped.
+    for rep in 0..2 {
+        let log = |pos: u64| {
+            let t = targets
+                .iter()
+                .find(|t| t["position"] == pos && t["repetition"] == rep)
+                .unwrap();
+            slice_session_starts(t["extra"]["log"].as_str().unwrap(), 4)
+        };
+        let (a, b) = (log(0), log(1));
+        for k in 0..4 {
+            assert!(
+                (a[k] - b[k]).abs() < 0.3,
+                "repetition {rep}, slice {k}: {a:?} {b:?}"
+            );
+        }
+        for k in 1..4 {
+            assert!(a[k] - a[k - 1] > 0.9, "slices follow each other: {a:?}");
+        }
+    }
+    // Measured at once, tidemark's own CPU per query counts both targets'
+    // clients: no verdict on it; the server's own CPU keeps its verdict.
+    let report = report_json(results, &dir.path().join("report"));
+    let cell = &report["sysbench"]["groups"][0]["tests"][0]["cells"][1];
+    assert_eq!(cell["interval"]["method"], "pooled-repetitions", "{cell}");
+    let keys: Vec<&str> = report["sysbench"]["cost_columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    let verdict = |key: &str| {
+        let k = keys.iter().position(|x| *x == key).unwrap();
+        cell["cost_verdict"][k]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(verdict("client_cpu"), "not verified", "{cell}");
+    assert_eq!(verdict("cpupq"), "not verified", "{cell}");
+    assert_ne!(verdict("server_cpu"), "not verified", "{cell}");
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
 /// The slices' rates (statements per second) of the step of the target
 /// at `position` in repetition `rep`, in the order measured.
 fn slice_rates(targets: &[serde_json::Value], position: u64, rep: u64) -> Vec<f64> {
@@ -255,6 +344,11 @@ fn bad_slice_counts_fail_in_one_line_before_any_server_starts() {
             "pg@system",
         ],
         &["--slices 3", "drop --interleave servers"],
+        within,
+    );
+    fails_in_one_line(
+        &["run", "--slices", "1", "--interleave", "together"],
+        &["--interleave together", "drop --slices 1"],
         within,
     );
 }

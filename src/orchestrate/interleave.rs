@@ -1,10 +1,12 @@
 //! The sysbench suite with every target's server up at once
-//! ([`Interleave::Steps`](crate::plan::interleave::Interleave)): load each
+//! ([`Interleave::Steps`], [`Interleave::Together`]): load each
 //! target, then run each test on every target before the next test,
 //! alternating which target goes first. A and B are measured seconds
 //! apart instead of a whole suite apart, so slow drift of the machine (the
 //! dominant noise on a shared host) falls on both alike and cancels in
-//! their ratio.
+//! their ratio. With [`Interleave::Together`] each slice of a test runs on
+//! every target at the same time (a driving thread per target), so even
+//! the machine's second-to-second noise falls on all of them alike.
 //!
 //! With `--repeat N` the repetitions run one after another, each on
 //! freshly started servers (a new data directory, a new load): two server
@@ -27,6 +29,7 @@ use super::{cancelled, provide};
 use crate::console::progress::ProgressView;
 use crate::console::terminal::SummaryRow;
 use crate::plan::Plan;
+use crate::plan::interleave::Interleave;
 use crate::server::TargetServer;
 use crate::store::{Store, StoredStep};
 
@@ -284,7 +287,8 @@ fn stop_repetition(
 /// Runs test `seq` at sweep point `point`, repetition `repetition`, in
 /// slices on every live target (`--slices`): each target's step is made
 /// ready and its samplers started, then the targets take turns slice by
-/// slice (A B, B A, A B …), each slice a short run of the clients on fresh
+/// slice (A B, B A, A B …), or run each slice at the same time
+/// (`--interleave together`), each slice a short run of the clients on fresh
 /// connections with the slice's own keys (the same on every target), and
 /// each target's slices are stored as one step listing them. Returns
 /// false, having run nothing, when the cell is not to be sliced: one slice,
@@ -339,43 +343,61 @@ fn run_sliced(
     let mut parts: Vec<Vec<(String, crate::runner::StepResult)>> =
         prepared.iter().map(|_| Vec::new()).collect();
     let mut stopped = vec![false; prepared.len()];
+    let at_once = plan.interleave == Interleave::Together;
     'slices: for k in 0..n {
-        for j in order(prepared.len(), k as usize, 0) {
-            if cancelled() {
-                break 'slices;
-            }
-            if stopped[j] {
-                continue;
-            }
-            let (i, test) = &prepared[j];
-            let slice_plan = test.slice_plan(k, n);
-            let connector = live[*i].server.connector();
-            let m = &mut measuring[j];
-            let mut started_at = None;
-            let result = test
-                .run(
+        if cancelled() {
+            break;
+        }
+        let turns: Vec<usize> = order(prepared.len(), k as usize, 0)
+            .into_iter()
+            .filter(|&j| !stopped[j])
+            .collect();
+        let mut ran: Vec<(usize, (String, crate::runner::StepResult))> = Vec::new();
+        if at_once {
+            // Every target's slice k at the same time, one driving thread
+            // each (the clients run on the runner's own threads).
+            let mut of: Vec<Option<&mut super::step::Measuring>> =
+                measuring.iter_mut().map(Some).collect();
+            ran = std::thread::scope(|scope| {
+                let handles: Vec<_> = turns
+                    .iter()
+                    .map(|&j| {
+                        let (i, test) = &prepared[j];
+                        let connector = live[*i].server.connector();
+                        let m = of[j].take().expect("one slice per target");
+                        scope.spawn(move || {
+                            (
+                                j,
+                                run_slice(plan, test, (k, n), connector.as_ref(), m, view),
+                            )
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a slice's thread panicked"))
+                    .collect()
+            });
+        } else {
+            for j in turns {
+                if cancelled() {
+                    break 'slices;
+                }
+                let (i, test) = &prepared[j];
+                let connector = live[*i].server.connector();
+                let slice = run_slice(
                     plan,
-                    &slice_plan,
-                    test.slice_seed(k),
+                    test,
+                    (k, n),
                     connector.as_ref(),
-                    super::cancel_flag(),
-                    &mut |p| {
-                        if !p.warming_up && started_at.is_none() {
-                            started_at = Some(crate::util::time::now_rfc3339());
-                        }
-                        m.progress(p);
-                        view.step(p)
-                    },
-                )
-                .unwrap_or_else(|e| {
-                    crate::runner::StepResult::failed(
-                        slice_plan.threads,
-                        format!("clients could not start: {e}"),
-                    )
-                });
-            m.pause();
+                    &mut measuring[j],
+                    view,
+                );
+                ran.push((j, slice));
+            }
+        }
+        for (j, (started_at, result)) in ran {
             stopped[j] = result.status == crate::runner::StepStatus::Failed;
-            let started_at = started_at.unwrap_or_else(crate::util::time::now_rfc3339);
             parts[j].push((started_at, result));
         }
     }
@@ -395,6 +417,45 @@ fn run_sliced(
         }
     }
     Ok(true)
+}
+
+/// Runs slice `k` of `n` of `test` on the server behind `connector`, its
+/// samplers in `m`; returns when its measured interval began and what it
+/// measured.
+fn run_slice(
+    plan: &Plan,
+    test: &sysbench::PreparedTest,
+    (k, n): (u32, u32),
+    connector: &dyn crate::db::Connector,
+    m: &mut super::step::Measuring,
+    view: &ProgressView,
+) -> (String, crate::runner::StepResult) {
+    let slice_plan = test.slice_plan(k, n);
+    let mut started_at = None;
+    let result = test
+        .run(
+            plan,
+            &slice_plan,
+            test.slice_seed(k),
+            connector,
+            super::cancel_flag(),
+            &mut |p| {
+                if !p.warming_up && started_at.is_none() {
+                    started_at = Some(crate::util::time::now_rfc3339());
+                }
+                m.progress(p);
+                view.step(p)
+            },
+        )
+        .unwrap_or_else(|e| {
+            crate::runner::StepResult::failed(
+                slice_plan.threads,
+                format!("clients could not start: {e}"),
+            )
+        });
+    m.pause();
+    let started_at = started_at.unwrap_or_else(crate::util::time::now_rfc3339);
+    (started_at, result)
 }
 
 /// A live target's server, label and target row of one repetition.

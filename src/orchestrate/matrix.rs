@@ -148,7 +148,7 @@ pub fn execute(plan: &Plan, resume: Option<i64>) -> anyhow::Result<i32> {
     let mut per_server: Vec<&dyn SuiteDriver> = Vec::new();
     for d in drivers.iter().copied() {
         let across = match plan.interleave {
-            Interleave::Steps => d.run_interleaved(
+            Interleave::Steps | Interleave::Together => d.run_interleaved(
                 plan,
                 &mut store,
                 run_id,

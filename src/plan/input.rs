@@ -49,8 +49,11 @@ pub struct PlanInput {
     /// Order of measurements: steps (every target's server up at once, each
     /// sysbench test run on every target and repetition before the next,
     /// alternating which goes first; the default with two or more targets
-    /// or repetitions) or servers (one fresh server per target and
-    /// repetition, whole passes A B A B).
+    /// or repetitions), together (as steps, but each test's slices measured
+    /// on every target at the same time, sharing the CPUs: the machine's
+    /// noise falls on all alike; for comparing, not for absolute rates) or
+    /// servers (one fresh server per target and repetition, whole passes
+    /// A B A B).
     #[arg(long, value_name = "ORDER")]
     pub interleave: Option<String>,
     /// Smallest change the end-of-run report calls faster or slower

@@ -334,8 +334,16 @@ impl Plan {
             (&p, &tests),
             &ibench,
         )?;
+        if interleave == interleave::Interleave::Together {
+            if p.slices == 1 {
+                return Err("--interleave together measures each test's slices on every target at once: drop --slices 1 (or give 2 or more)".into());
+            }
+            if client_hosts.is_some() || input.instructions {
+                return Err("--interleave together measures slices on this host in wall-clock time: drop --client-hosts and --instructions, or pass --interleave steps".into());
+            }
+        }
         if p.slices > 1 {
-            if interleave != interleave::Interleave::Steps {
+            if !interleave.servers_up_together() {
                 return Err(format!(
                     "--slices {} alternates targets within each test, which needs them up together: drop --interleave servers (or --slices)",
                     p.slices

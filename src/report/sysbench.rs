@@ -360,10 +360,22 @@ fn previous_of<'a>(
 }
 
 /// Whether the column's run kept several servers up at once
-/// (`--interleave steps`), so that the host-wide costs of one include the
-/// others' background work.
+/// (`--interleave steps` or `together`), so that the host-wide costs of one
+/// include the others' background work.
 pub(super) fn servers_together(c: &Column<'_>) -> bool {
-    c.run.info.params.get("interleave").and_then(|v| v.as_str()) == Some("steps")
+    matches!(interleave_of(c), Some("steps" | "together"))
+}
+
+/// Whether the column's run measured its targets at the same time
+/// (`--interleave together`), so that tidemark's own CPU (`cli/o`) counts
+/// every target's clients.
+fn measured_at_once(c: &Column<'_>) -> bool {
+    interleave_of(c) == Some("together")
+}
+
+/// The `--interleave` order the column's run took.
+fn interleave_of<'c>(c: &'c Column<'_>) -> Option<&'c str> {
+    c.run.info.params.get("interleave").and_then(|v| v.as_str())
 }
 
 /// Whether cost column `k` is compared between `b` and `m`: both have a
@@ -477,9 +489,13 @@ fn test_row(
                     // A host-wide cost with servers up together counts the
                     // others' background work: an A/A of 32 tests here had
                     // cpu/o "lower" for the second server on 5 (4 writes).
-                    let verdict = if SYSBENCH_COST[k].host_wide
-                        && (servers_together(&columns[0]) || servers_together(c))
-                    {
+                    // Measured at once, tidemark's own CPU counts every
+                    // target's clients too.
+                    let shared = |c: &Column<'_>| {
+                        SYSBENCH_COST[k].host_wide && servers_together(c)
+                            || SYSBENCH_COST[k].key == "client_cpu" && measured_at_once(c)
+                    };
+                    let verdict = if shared(&columns[0]) || shared(c) {
                         Verdict::Unverified
                     } else {
                         verdict
