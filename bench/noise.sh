@@ -48,6 +48,14 @@
 # 0.992, not flagged; 3/22 flagged. Instances did not differ that day: a
 # repetition varied +-4.0 % against +-3.5 % from the noise inside one (the
 # last lines below), so the host's second-scale noise set the width.
+# The same pair, repeat 3 of the quick 5 s, 2026-12-06 (session 21), one run
+# after the other: the default (steps) 1,494 s, A/A 2/22 flagged, +-1.7 %
+# (inside a repetition +-1.0 %), planted point-query 0.976 not flagged, 6/22
+# flagged; ARGS="--interleave together" (each slice on every target at once,
+# one CPU shared) 571 s, A/A 1/22, +-1.1 % (inside a repetition +-0.2 %),
+# planted point-query 0.963 not flagged (hot-points 0.89 in one repetition
+# widened the point group to +-5.6 %), 10/22 flagged, all slower: differences
+# come out larger on a shared CPU (docs/verdicts.md, "Measured at once").
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}

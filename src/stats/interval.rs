@@ -57,7 +57,7 @@ impl Method {
                  (not verified: repeat with --repeat 3)"
             }
             Method::PairedSlices => {
-                "t interval on the log ratios of slices paired in time (A B B A …), \
+                "t interval on the log ratios of slices paired in time (A B B A …, or measured at once), \
                  its sample size reduced for their lag-1 autocorrelation; it compares \
                  these two server instances only, and two instances of one target \
                  differ by more, so no verdict (not verified: repeat with --repeat 3)"
