@@ -41,6 +41,17 @@ fn sessions(log: &str) -> Vec<(f64, f64)> {
     out
 }
 
+/// Server settings that log each client session's start and length with
+/// a millisecond timestamp and the pid ([`sessions`] reads them).
+const SESSION_LOG: &[&str] = &[
+    "-c",
+    "log_connections=on",
+    "-c",
+    "log_disconnections=on",
+    "-c",
+    "log_line_prefix=%n [%p] ",
+];
+
 /// `tidemark run` of point-query on two `pg@system` targets in four
 /// slices (5000 rows, half a second of warm-up), `read_secs` measured
 /// seconds, then `extra`.
@@ -76,20 +87,7 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let out = sliced_pair_run(
-        results,
-        "4",
-        &[
-            "--seed",
-            "5",
-            "-c",
-            "log_connections=on",
-            "-c",
-            "log_disconnections=on",
-            "-c",
-            "log_line_prefix=%n [%p] ",
-        ],
-    );
+    let out = sliced_pair_run(results, "4", &[&["--seed", "5"][..], SESSION_LOG].concat());
     assert_success(&out);
 
     // Stored: each target's step lists 4 slices of about 1 s that add up
@@ -130,18 +128,8 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     // in the same order.
     let mut seen = Vec::new();
     for (pos, t) in targets.iter().enumerate() {
-        let log_path = t["extra"]["log"].as_str().unwrap();
-        let log = std::fs::read_to_string(log_path).unwrap();
-        let mut slice_sessions: Vec<f64> = sessions(&log)
-            .into_iter()
-            .filter(|(_, secs)| (0.9..2.5).contains(secs))
-            .map(|(at, _)| at)
-            .collect();
-        // The load's connection may last as long; the slices come last.
-        slice_sessions.sort_by(f64::total_cmp);
-        assert!(slice_sessions.len() >= 4, "server {pos}: {log}");
-        let slice_sessions = slice_sessions.split_off(slice_sessions.len() - 4);
-        seen.extend(slice_sessions.into_iter().map(|at| (at, pos)));
+        let starts = slice_session_starts(t["extra"]["log"].as_str().unwrap(), 4);
+        seen.extend(starts.into_iter().map(|at| (at, pos)));
     }
     seen.sort_by(|a, b| a.0.total_cmp(&b.0));
     let server_order: Vec<usize> = seen.iter().map(|(_, p)| *p).collect();
@@ -205,17 +193,10 @@ fn together_measures_each_slice_on_every_target_at_once() {
         results,
         "4",
         &[
-            "--interleave",
-            "together",
-            "--repeat",
-            "2",
-            "-c",
-            "log_connections=on",
-            "-c",
-            "log_disconnections=on",
-            "-c",
-            "log_line_prefix=%n [%p] ",
-        ],
+            &["--interleave", "together", "--repeat", "2"][..],
+            SESSION_LOG,
+        ]
+        .concat(),
     );
     assert_success(&out);
     let raw = export_json(results);
