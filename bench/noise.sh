@@ -56,6 +56,9 @@
 # planted point-query 0.963 not flagged (hot-points 0.89 in one repetition
 # widened the point group to +-5.6 %), 10/22 flagged, all slower: differences
 # come out larger on a shared CPU (docs/verdicts.md, "Measured at once").
+# Repeat 6 together (30 s per test and target, 1,128 s): A/A 0/22, +-0.8 %;
+# planted point-query 0.973 slower (1 of 1 affected), 10/22 slower; srv/o
+# A/A +-3.7 %, 2/22 flagged.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}

@@ -41,6 +41,16 @@ fn sessions(log: &str) -> Vec<(f64, f64)> {
     out
 }
 
+/// The keys of the report's sysbench cost columns, in their order.
+fn cost_keys(report: &serde_json::Value) -> Vec<&str> {
+    report["sysbench"]["cost_columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect()
+}
+
 /// Server settings that log each client session's start and length with
 /// a millisecond timestamp and the pid ([`sessions`] reads them).
 const SESSION_LOG: &[&str] = &[
@@ -145,12 +155,7 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     // The server's and the host's CPU per query pair the same slices:
     // each slice's warm-up is closed apart, so the sampler's measured
     // rows are the slices, one run each.
-    let keys: Vec<&str> = report["sysbench"]["cost_columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["key"].as_str().unwrap())
-        .collect();
+    let keys = cost_keys(&report);
     for key in ["server_cpu", "cpupq"] {
         let k = keys.iter().position(|x| *x == key).unwrap();
         let iv = &cell["cost_interval"][k];
@@ -230,12 +235,7 @@ fn together_measures_each_slice_on_every_target_at_once() {
     let report = report_json(results, &dir.path().join("report"));
     let cell = &report["sysbench"]["groups"][0]["tests"][0]["cells"][1];
     assert_eq!(cell["interval"]["method"], "pooled-repetitions", "{cell}");
-    let keys: Vec<&str> = report["sysbench"]["cost_columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["key"].as_str().unwrap())
-        .collect();
+    let keys = cost_keys(&report);
     let verdict = |key: &str| {
         let k = keys.iter().position(|x| *x == key).unwrap();
         cell["cost_verdict"][k]
