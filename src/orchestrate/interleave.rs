@@ -344,7 +344,7 @@ fn run_sliced(
         prepared.iter().map(|_| Vec::new()).collect();
     let mut stopped = vec![false; prepared.len()];
     let at_once = plan.interleave == Interleave::Together;
-    'slices: for k in 0..n {
+    for k in 0..n {
         if cancelled() {
             break;
         }
@@ -352,13 +352,12 @@ fn run_sliced(
             .into_iter()
             .filter(|&j| !stopped[j])
             .collect();
-        let mut ran: Vec<(usize, (String, crate::runner::StepResult))> = Vec::new();
-        if at_once {
+        let ran: Vec<(usize, (String, crate::runner::StepResult))> = if at_once {
             // Every target's slice k at the same time, one driving thread
             // each (the clients run on the runner's own threads).
             let mut of: Vec<Option<&mut super::step::Measuring>> =
                 measuring.iter_mut().map(Some).collect();
-            ran = std::thread::scope(|scope| {
+            std::thread::scope(|scope| {
                 let handles: Vec<_> = turns
                     .iter()
                     .map(|&j| {
@@ -377,11 +376,14 @@ fn run_sliced(
                     .into_iter()
                     .map(|h| h.join().expect("a slice's thread panicked"))
                     .collect()
-            });
+            })
         } else {
+            // Taking turns; on Ctrl-C the slices this round already ran
+            // are still kept below (the next round does not start).
+            let mut ran = Vec::new();
             for j in turns {
                 if cancelled() {
-                    break 'slices;
+                    break;
                 }
                 let (i, test) = &prepared[j];
                 let connector = live[*i].server.connector();
@@ -395,7 +397,8 @@ fn run_sliced(
                 );
                 ran.push((j, slice));
             }
-        }
+            ran
+        };
         for (j, (started_at, result)) in ran {
             stopped[j] = result.status == crate::runner::StepStatus::Failed;
             parts[j].push((started_at, result));
