@@ -59,6 +59,12 @@
 # Repeat 6 together (30 s per test and target, 1,128 s): A/A 0/22, +-0.8 %;
 # planted point-query 0.973 slower (1 of 1 affected), 10/22 slower; srv/o
 # A/A +-3.7 %, 2/22 flagged.
+# Repeat 12 together, later that day (60 s per test and target, 2,257 s): A/A
+# 1/22, +-1.1 %; planted point-query 1.022 *faster* (the layout of the patched
+# binary, not its loop, sets a point query's rate); srv/o +-3.9 %: a backend
+# reaped while the server's tree was read dropped out of a reading. With that
+# fixed (session 22), repeat 6 together (1,130 s): A/A 0/22, QPS +-1.8 %,
+# srv/o +-1.8 %; planted 12/22 slower, srv/o higher on the same 12.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}

@@ -246,6 +246,25 @@ fn together_measures_each_slice_on_every_target_at_once() {
     assert_eq!(verdict("client_cpu"), "not verified", "{cell}");
     assert_eq!(verdict("cpupq"), "not verified", "{cell}");
     assert_ne!(verdict("server_cpu"), "not verified", "{cell}");
+    // The server serves its client through every measured second: no
+    // second reads its CPU as none (a backend reaped while its tree was
+    // read once made one).
+    for t in targets {
+        for row in t["steps"][0]["host_seconds"].as_array().unwrap() {
+            if row["phase"] == "measured" {
+                let cpu = row["server_cpu_pct"].as_f64().unwrap();
+                assert!(cpu > 1.0, "{}: {row}", t["label"]);
+            }
+        }
+    }
+    // The first screen says the rates are a shared CPU's.
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("measured at once")),
+        "{notes:?}"
+    );
     assert!(postgres_pids_mentioning(results).is_empty());
 }
 

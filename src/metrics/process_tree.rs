@@ -36,6 +36,9 @@ pub(crate) struct ServerTotals {
     pub read_bytes_since_last: Option<u64>,
 }
 
+/// Times the tree is read again when the parent reaped a child meanwhile.
+const REAP_RETRIES: usize = 3;
+
 /// Reads the server's process tree: the main process and its children.
 pub(crate) struct ServerReader {
     pid: u32,
@@ -94,19 +97,49 @@ impl ServerReader {
     }
 
     /// CPU time (the parent's includes its reaped children's), memory and
-    /// process count of the whole tree.
+    /// process count of the whole tree. A child reaped while the tree is
+    /// read would count neither as a child nor in the parent's `cutime`
+    /// read before it (its whole CPU would vanish from this reading and
+    /// come back in the next): the parent is read again after its
+    /// children, and the tree read anew while its reaped total moved.
     pub(crate) fn read(&mut self) -> Result<ServerTotals, String> {
-        let pid = self.pid;
-        let main = match self.read_file(pid, "stat") {
-            Ok(text) => parse_pid_stat(text)
-                .ok_or_else(|| format!("/proc/{pid}/stat could not be parsed"))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(format!("server process {pid} is gone"));
+        let mut main = self.read_main()?;
+        for _ in 0..REAP_RETRIES {
+            let mut totals = self.read_tree(&main);
+            let after = self.read_main()?;
+            if after.cutime + after.cstime == main.cutime + main.cstime {
+                totals.read_bytes_since_last = self.io_delta();
+                return Ok(totals);
             }
-            Err(e) => return Err(format!("cannot read /proc/{pid}/stat: {e}")),
-        };
+            main = after;
+        }
+        // The parent kept reaping: this reading may be short by the last
+        // reaped child, which the next one counts.
+        let mut totals = self.read_tree(&main);
+        totals.read_bytes_since_last = self.io_delta();
+        Ok(totals)
+    }
+
+    /// The main process's stat, or why it cannot be read.
+    fn read_main(&mut self) -> Result<ProcStat, String> {
+        let pid = self.pid;
+        match self.read_file(pid, "stat") {
+            Ok(text) => {
+                parse_pid_stat(text).ok_or_else(|| format!("/proc/{pid}/stat could not be parsed"))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(format!("server process {pid} is gone"))
+            }
+            Err(e) => Err(format!("cannot read /proc/{pid}/stat: {e}")),
+        }
+    }
+
+    /// One pass over the tree whose main process read `main`: CPU, memory,
+    /// processes, and each one's storage read counter into `io_cur`.
+    fn read_tree(&mut self, main: &ProcStat) -> ServerTotals {
+        let pid = self.pid;
         let mut totals = ServerTotals {
-            cpu_ns: self.cpu_ns(pid, &main),
+            cpu_ns: self.cpu_ns(pid, main),
             procs: 1,
             ..ServerTotals::default()
         };
@@ -137,8 +170,7 @@ impl ServerReader {
             self.read_io(child);
         }
         totals.rss_bytes = (private + shared_max) * page_size();
-        totals.read_bytes_since_last = self.io_delta();
-        Ok(totals)
+        totals
     }
 
     /// Adds `pid`'s storage read counter to this reading.
@@ -213,5 +245,51 @@ impl ServerReader {
             }
         }
         // Non-children are dropped by the ppid check in `read`.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// A shell with forty idle children (so a pass over its tree takes a
+    /// while) that runs busy children of about 0.2 s one after another and
+    /// reaps each: read over and over, the tree's CPU may dip by a clock
+    /// tick or two where a reaped child's nanoseconds turn into the
+    /// parent's ticks, never by a whole child reaped in the middle of a
+    /// reading.
+    #[test]
+    fn a_child_reaped_while_the_tree_is_read_is_still_counted() {
+        let script = "for i in $(seq 40); do sleep 30 & done; \
+                      while :; do sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; done";
+        let mut shell = Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut reader = ServerReader::new(shell.id());
+        let tick_ns = 1e9 / clock_ticks_per_sec();
+        let (mut last, mut worst_drop, mut readings) = (0u64, 0u64, 0u32);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(3) {
+            let now = reader.read().unwrap().cpu_ns;
+            if readings > 0 {
+                worst_drop = worst_drop.max(last.saturating_sub(now));
+            }
+            last = now;
+            readings += 1;
+        }
+        let _ = Command::new("pkill")
+            .args(["-P", &shell.id().to_string()])
+            .status();
+        let _ = shell.kill();
+        let _ = shell.wait();
+        assert!(last as f64 > 0.5e9, "the busy children ran: {last} ns");
+        assert!(
+            (worst_drop as f64) <= 3.0 * tick_ns,
+            "the tree's CPU fell by {worst_drop} ns between two of {readings} readings"
+        );
     }
 }

@@ -10,7 +10,9 @@
 //! reused buffers, so a tick costs a few system calls and no allocation
 //! beyond the row it appends. The server's processes are read by
 //! `process_tree`; the client's CPU is tidemark's whole process
-//! minus the sampler thread.
+//! minus the sampler thread. With servers and clients placed on chosen
+//! CPUs the sampler thread runs on the others, when there are any, so its
+//! readings neither wait behind the measured processes nor take their CPU.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -138,6 +140,7 @@ fn sample_loop(
     rx: Receiver<Msg>,
     ready: mpsc::SyncSender<()>,
 ) -> SamplerOutput {
+    crate::util::cpus::leave_placed_cpus();
     let (_, own_cpu_at_start) = process_and_thread_cpu_secs();
     let start = Instant::now();
     let mut out = SamplerOutput {

@@ -103,6 +103,7 @@ fn sample_loop(
     baseline: CounterReading,
     rx: Receiver<Msg>,
 ) -> (ServerCounters, Option<String>) {
+    crate::util::cpus::leave_placed_cpus();
     let mut readings = vec![baseline];
     let mut error = None;
     let mut phase = Phase::Warmup;

@@ -17,6 +17,8 @@ static PLACEMENT: Mutex<Option<Placement>> = Mutex::new(None);
 #[derive(Clone, Copy)]
 struct Placement {
     server: Option<libc::cpu_set_t>,
+    /// Where the client threads went (`None`: left where they were).
+    client: Option<libc::cpu_set_t>,
     original: libc::cpu_set_t,
 }
 
@@ -142,6 +144,7 @@ pub fn place(server: Option<&[usize]>, client: Option<&[usize]>) -> std::io::Res
     let original = placement.map_or_else(current_set, |p| p.original);
     *placement = Some(Placement {
         server: server.map(set_of),
+        client: client.map(set_of),
         original,
     });
     if let Some(cpus) = client {
@@ -161,6 +164,38 @@ pub fn place(server: Option<&[usize]>, client: Option<&[usize]>) -> std::io::Res
 pub fn server_set() -> Option<libc::cpu_set_t> {
     let placement = PLACEMENT.lock().unwrap_or_else(|p| p.into_inner());
     placement.map(|p| p.server.unwrap_or(p.original))
+}
+
+/// Moves the calling thread off the CPUs the servers and clients were
+/// placed on, onto the others tidemark had, when there are any: a
+/// sampler that reads the counters there neither takes CPU from what it
+/// measures nor waits behind it for its turn (a late reading shifts a
+/// second's server CPU against its statements). Leaves the thread where
+/// it is when nothing is placed or no CPU is spare.
+pub fn leave_placed_cpus() {
+    let placement = PLACEMENT.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(p) = *placement else { return };
+    drop(placement);
+    let mut spare = Vec::new();
+    for cpu in 0..libc::CPU_SETSIZE as usize {
+        // SAFETY: CPU_ISSET reads the sets within CPU_SETSIZE.
+        let (had, placed) = unsafe {
+            (
+                libc::CPU_ISSET(cpu, &p.original),
+                p.client.is_some_and(|s| libc::CPU_ISSET(cpu, &s))
+                    || p.server.is_some_and(|s| libc::CPU_ISSET(cpu, &s)),
+            )
+        };
+        if had && !placed {
+            spare.push(cpu);
+        }
+    }
+    if spare.is_empty() || (p.client.is_none() && p.server.is_none()) {
+        return;
+    }
+    let set = set_of(&spare);
+    // SAFETY: a valid set of the right size for the calling thread (0).
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
 }
 
 #[cfg(test)]
