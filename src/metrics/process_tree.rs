@@ -251,6 +251,7 @@ impl ServerReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
@@ -264,9 +265,11 @@ mod tests {
     fn a_child_reaped_while_the_tree_is_read_is_still_counted() {
         let script = "for i in $(seq 40); do sleep 30 & done; \
                       while :; do sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; done";
+        // Its own process group, so the shell and every child go at once.
         let mut shell = Command::new("sh")
             .args(["-c", script])
             .stdin(Stdio::null())
+            .process_group(0)
             .spawn()
             .unwrap();
         let mut reader = ServerReader::new(shell.id());
@@ -281,10 +284,8 @@ mod tests {
             last = now;
             readings += 1;
         }
-        let _ = Command::new("pkill")
-            .args(["-P", &shell.id().to_string()])
-            .status();
-        let _ = shell.kill();
+        // SAFETY: a signal to the process group this test started.
+        unsafe { libc::kill(-(shell.id() as i32), libc::SIGKILL) };
         let _ = shell.wait();
         assert!(last as f64 > 0.5e9, "the busy children ran: {last} ns");
         assert!(
