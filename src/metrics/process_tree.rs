@@ -104,18 +104,18 @@ impl ServerReader {
     /// children, and the tree read anew while its reaped total moved.
     pub(crate) fn read(&mut self) -> Result<ServerTotals, String> {
         let mut main = self.read_main()?;
-        for _ in 0..REAP_RETRIES {
-            let mut totals = self.read_tree(&main);
+        let mut retries = 0;
+        let mut totals = loop {
+            let totals = self.read_tree(&main);
             let after = self.read_main()?;
-            if after.cutime + after.cstime == main.cutime + main.cstime {
-                totals.read_bytes_since_last = self.io_delta();
-                return Ok(totals);
+            // Past the retries the parent kept reaping: this reading may be
+            // short by the last reaped child, which the next one counts.
+            if after.cutime + after.cstime == main.cutime + main.cstime || retries == REAP_RETRIES {
+                break totals;
             }
             main = after;
-        }
-        // The parent kept reaping: this reading may be short by the last
-        // reaped child, which the next one counts.
-        let mut totals = self.read_tree(&main);
+            retries += 1;
+        };
         totals.read_bytes_since_last = self.io_delta();
         Ok(totals)
     }

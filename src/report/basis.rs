@@ -170,6 +170,23 @@ impl<'a> Column<'a> {
             })
             .collect()
     }
+
+    /// The `--interleave` order the column's run took (`steps`,
+    /// `together`, …), as stored with the run.
+    pub fn interleave(&self) -> Option<&'a str> {
+        self.run
+            .info
+            .params
+            .get("interleave")
+            .and_then(|v| v.as_str())
+    }
+
+    /// Whether the column's run measured its targets at the same time
+    /// (`--interleave together`): its rates are a shared CPU's, and
+    /// tidemark's own CPU (`cli/o`) counts every target's clients.
+    pub fn measured_at_once(&self) -> bool {
+        self.interleave() == Some("together")
+    }
 }
 
 /// Whether a step is a `.pre` run (a read test measured before the write

@@ -461,10 +461,7 @@ pub fn notes(columns: &[Column<'_>], ctx: &Context) -> Vec<String> {
             versions.join(", ")
         ));
     }
-    let at_once = columns
-        .iter()
-        .any(|c| c.run.info.params.get("interleave").and_then(|v| v.as_str()) == Some("together"));
-    if at_once {
+    if columns.iter().any(Column::measured_at_once) {
         notes.push(
             "measured at once (--interleave together): each slice ran on every target at the same time on shared CPUs, so the rates are a shared machine's, comparable with each other, not with runs measured alone"
                 .into(),

@@ -363,19 +363,7 @@ fn previous_of<'a>(
 /// (`--interleave steps` or `together`), so that the host-wide costs of one
 /// include the others' background work.
 pub(super) fn servers_together(c: &Column<'_>) -> bool {
-    matches!(interleave_of(c), Some("steps" | "together"))
-}
-
-/// Whether the column's run measured its targets at the same time
-/// (`--interleave together`), so that tidemark's own CPU (`cli/o`) counts
-/// every target's clients.
-fn measured_at_once(c: &Column<'_>) -> bool {
-    interleave_of(c) == Some("together")
-}
-
-/// The `--interleave` order the column's run took.
-fn interleave_of<'c>(c: &'c Column<'_>) -> Option<&'c str> {
-    c.run.info.params.get("interleave").and_then(|v| v.as_str())
+    matches!(c.interleave(), Some("steps" | "together"))
 }
 
 /// Whether cost column `k` is compared between `b` and `m`: both have a
@@ -493,7 +481,7 @@ fn test_row(
                     // target's clients too.
                     let shared = |c: &Column<'_>| {
                         SYSBENCH_COST[k].host_wide && servers_together(c)
-                            || SYSBENCH_COST[k].key == "client_cpu" && measured_at_once(c)
+                            || SYSBENCH_COST[k].key == "client_cpu" && c.measured_at_once()
                     };
                     let verdict = if shared(&columns[0]) || shared(c) {
                         Verdict::Unverified

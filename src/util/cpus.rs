@@ -109,9 +109,13 @@ pub fn format_list(cpus: &[usize]) -> String {
 
 /// The CPUs this process may run on now.
 pub fn usable_cpus() -> Vec<usize> {
-    let set = current_set();
+    cpus_in(&current_set())
+}
+
+/// The CPUs in `set`, in order.
+fn cpus_in(set: &libc::cpu_set_t) -> Vec<usize> {
     (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, set) })
         .collect()
 }
 
@@ -173,24 +177,21 @@ pub fn server_set() -> Option<libc::cpu_set_t> {
 /// second's server CPU against its statements). Leaves the thread where
 /// it is when nothing is placed or no CPU is spare.
 pub fn leave_placed_cpus() {
-    let placement = PLACEMENT.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(p) = *placement else { return };
-    drop(placement);
-    let mut spare = Vec::new();
-    for cpu in 0..libc::CPU_SETSIZE as usize {
-        // SAFETY: CPU_ISSET reads the sets within CPU_SETSIZE.
-        let (had, placed) = unsafe {
-            (
-                libc::CPU_ISSET(cpu, &p.original),
-                p.client.is_some_and(|s| libc::CPU_ISSET(cpu, &s))
-                    || p.server.is_some_and(|s| libc::CPU_ISSET(cpu, &s)),
-            )
-        };
-        if had && !placed {
-            spare.push(cpu);
-        }
+    let placement = *PLACEMENT.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(p) = placement else { return };
+    if p.client.is_none() && p.server.is_none() {
+        return;
     }
-    if spare.is_empty() || (p.client.is_none() && p.server.is_none()) {
+    let placed: Vec<usize> = [p.client, p.server]
+        .iter()
+        .flatten()
+        .flat_map(cpus_in)
+        .collect();
+    let spare: Vec<usize> = cpus_in(&p.original)
+        .into_iter()
+        .filter(|c| !placed.contains(c))
+        .collect();
+    if spare.is_empty() {
         return;
     }
     let set = set_of(&spare);
