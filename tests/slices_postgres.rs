@@ -4,14 +4,15 @@
 //! `log_disconnections`); each stored step lists its slices, which add up
 //! to the step; the report's interval comes from the slices' pairs and
 //! says so. With repetitions, a read test's repetition is the median of
-//! its slice pairs' log ratios. Bad values of `--slices` fail in one line
-//! before any server starts.
+//! its slice pairs' log ratios. Ctrl-C inside one target's slice keeps
+//! that slice and stores the target whose turn never came as interrupted.
+//! Bad values of `--slices` fail in one line before any server starts.
 
 mod common;
 
 use std::time::Duration;
 
-use common::cli_runs::{export_json, fails_in_one_line, report_json};
+use common::cli_runs::{Watched, export_json, fails_in_one_line, report_json};
 use common::*;
 
 /// One client session a server logged: when it connected (ms since the
@@ -351,4 +352,96 @@ fn bad_slice_counts_fail_in_one_line_before_any_server_starts() {
         &["--interleave together", "drop --slices 1"],
         within,
     );
+}
+
+/// The lines of the server log of the target at `position` (repetition
+/// 0) of the first run in `results`, or nothing while it has none.
+fn server_log(results: &str, position: usize) -> String {
+    let servers = std::path::Path::new(results).join("servers");
+    let prefix = format!("run1-t{position}-r0-");
+    std::fs::read_dir(&servers)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("data.log")).ok())
+        .collect()
+}
+
+/// Whether a server log line is a client's execution of the point query
+/// (`log_statement=all`; EXPLAIN and the load are simple queries, the
+/// clients' statements extended-protocol executes).
+fn runs_the_point_query(line: &str) -> bool {
+    line.contains("execute") && line.contains("SELECT c FROM sbtest")
+}
+
+#[test]
+fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    // Four slices of 4 s; the first target logs its statements, so its
+    // first slice's start shows in its log.
+    let mut run = Watched::tidemark(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--results",
+        results,
+        "--tests",
+        "point-query",
+        "--table-size",
+        "5000",
+        "--read-secs",
+        "16",
+        "--warmup-secs",
+        "0.5",
+        "--slices",
+        "4",
+        "--no-report",
+        "--target",
+        "pg@system:log_statement=all",
+        "--target",
+        "pg@system",
+    ]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !server_log(results, 0).lines().any(runs_the_point_query) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first slice starts"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Past its warm-up, inside the first target's first slice: the second
+    // target has not had its turn.
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "{:?}", run.rest());
+    assert!(postgres_pids_mentioning(results).is_empty());
+    assert!(!server_log(results, 1).lines().any(runs_the_point_query));
+
+    let raw = export_json(results);
+    let run = &raw["runs"][0];
+    assert_eq!(run["status"], "interrupted");
+    let targets = run["targets"].as_array().unwrap();
+    let first = &targets[0]["steps"][0];
+    assert_eq!(first["status"], "interrupted", "{first}");
+    let slices = first["slices"].as_array().unwrap();
+    assert_eq!(slices.len(), 1, "{first}");
+    let secs = slices[0]["secs"].as_f64().unwrap();
+    assert!((0.5..3.9).contains(&secs), "the cut slice ran {secs} s");
+    assert!(slices[0]["statements"].as_u64().unwrap() > 0, "{first}");
+    // The second target's step never ran a slice: stored as interrupted
+    // (not failed), with nothing measured.
+    let second = targets[1]["steps"].as_array().unwrap();
+    assert!(
+        second
+            .iter()
+            .all(|s| s["status"] == "interrupted" && s["statements"].as_u64().unwrap_or(0) == 0),
+        "{second:?}"
+    );
+    // The report reads what was kept.
+    let report = report_json(results, &dir.path().join("report"));
+    assert_eq!(report["targets"].as_array().unwrap().len(), 2);
 }

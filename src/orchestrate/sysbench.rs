@@ -388,7 +388,15 @@ impl PreparedTest {
     ) -> anyhow::Result<()> {
         let threads = self.step_plan.threads;
         let result = crate::record::slices::join(slices).unwrap_or_else(|| {
-            crate::runner::StepResult::failed(threads, "interrupted before its first slice")
+            // No slice ran: Ctrl-C came before this target's first turn.
+            if cancelled() {
+                crate::runner::StepResult::interrupted(
+                    threads,
+                    "interrupted before its first slice",
+                )
+            } else {
+                crate::runner::StepResult::failed(threads, "no slice ran")
+            }
         });
         ctx.finish(
             measuring,

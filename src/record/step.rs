@@ -198,6 +198,16 @@ impl StepResult {
         }
     }
 
+    /// A step the user interrupted before it measured anything (Ctrl-C
+    /// before its first slice): stored as interrupted with `reason`.
+    pub fn interrupted(threads: u32, reason: impl Into<String>) -> StepResult {
+        StepResult {
+            status: StepStatus::Interrupted,
+            failure: Some(reason.into()),
+            ..StepResult::empty(threads)
+        }
+    }
+
     /// The role named `name`, if the step ran one.
     pub fn role(&self, name: &str) -> Option<&RoleResult> {
         self.roles.iter().find(|r| r.role == name)
