@@ -176,8 +176,10 @@ for col in range(1, len(labels)):
     per_call = sorted(v for (l, _), v in cost.items() if l == label)
     typical = per_call[len(per_call) // 2] if per_call else None
     flagged = expected = found = within = within_median = 0
-    print(f"\n{label} against {labels[0]} (planted cost per call: "
-          f"{typical:.0f} instructions)" if typical else f"\n{label}: planted function not found")
+    affected = []
+    print(f"\n{label} against {labels[0]} (the planted function's instructions per "
+          f"statement, median over the tests: {typical:.0f})" if typical
+          else f"\n{label}: planted function not found")
     print(f'{"test":34} {"base/stmt":>12} {"ratio":>8} {"verdict":>14} {"+/stmt":>9} {"planted":>9} '
           f'{"share":>7} {"meas/planted":>12} {"median":>7}  per repetition')
     for test in sec["tests"]:
@@ -194,6 +196,8 @@ for col in range(1, len(labels)):
         share = shown / base["per_query"] if shown else 0
         ratio = inc / shown if shown else float("nan")
         v = cell["verdict"]
+        if share >= 0.03:
+            affected.append(test["name"])
         if share >= 0.003:
             expected += 1
             found += v == "slower"
@@ -208,8 +212,11 @@ for col in range(1, len(labels)):
     print(f"flagged slower where the patch is >= 0.3 % of a statement: {found}/{expected}; "
           f"cells flagged in all: {flagged}/{n}; increase within 10 % of the patch's cost: {within}/{n} "
           f"(the repetitions' mean), {within_median}/{n} (their median; odd --repeat only)")
-print("\n* the planted function is not among the step's kept functions: its cost per call "
-      "from the other tests (it runs once per statement)")
+    # For bench/noise.sh: the cells where a wall-clock verdict should find it.
+    print(f"where the patch is >= 3 % of a statement: AFFECTED={','.join(affected)}")
+print("\n* the planted function is not among the step's kept functions: its cost per "
+      "statement is the median of the other tests' (right for the patches that run it once "
+      "per statement, not for pg-row.patch)")
 PY
 
 if [ "${WALL_CLOCK:-0}" = 1 ]; then

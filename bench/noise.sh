@@ -13,11 +13,12 @@
 #   default: 3 pg@system pg@system:shared_buffers=128kB /tmp/tidemark-noise
 # env: ARGS      more options for `tidemark run` (e.g. "--read-secs 60",
 #                "--server-cpus 1 --client-cpus 0")
-#      AFFECTED  comma-separated tests the planted difference should be
-#                found on (e.g. where a planted patch adds >= 3 % of a
+#      AFFECTED  comma-separated tests (or cells: read-only_range=10000)
+#                the planted difference should be found on (e.g. where a planted patch adds >= 3 % of a
 #                statement's instructions, as `run --instructions` counts
 #                it); the output then says on how many of them it was
 #      TIDEMARK_BIN  a tidemark binary instead of a release build
+#      REREAD=1  no run: read the results already in results-dir again
 # Prints, per compared target: cells flagged (QPS), the median half-width
 # overall and per group (what the run could have seen), and the same for
 # the server's and the host's CPU per query (srv/o, cpu/o).
@@ -65,6 +66,12 @@
 # reaped while the server's tree was read dropped out of a reading. With that
 # fixed (session 22), repeat 6 together (1,130 s): A/A 0/22, QPS +-1.8 %,
 # srv/o +-1.8 %; planted 12/22 slower, srv/o higher on the same 12.
+# A planted cost per row instead (bench/planted/pg-row.patch, 3.2-7.1 % of
+# the instructions of eight read cells; bench/instructions.sh prints them
+# as AFFECTED=...), repeat 12 together, 60 s per test and target
+# (2026-12-07, 2,248 s): A/A 0/22, +-1.1 % (srv/o +-1.3 %); planted found on
+# 8 of 8 affected cells (0.916-0.986, srv/o higher on all 8), 15/22 flagged
+# (point-query 1.026 faster: its layout, the loop is 0.5 % there).
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
@@ -84,12 +91,14 @@ tests=$tests,range-covered-pk,range-notcovered-pk,points-covered-si,points-notco
 tests=$tests,range-covered-si,range-notcovered-si
 targets=(--target "$target" --target "$target")
 [ "$planted" != "-" ] && targets+=(--target "$planted")
-rm -rf "$dir"
-start=$(date +%s)
-# shellcheck disable=SC2086 # ARGS is a list of options
-"$tm" run --suite sysbench --tests "$tests" "${targets[@]}" --repeat "$repeat" ${ARGS:-} \
-    --results "$dir" --no-report >"$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
-echo "run: $(( $(date +%s) - start )) s ($dir.log)"
+if [ "${REREAD:-0}" != 1 ]; then
+    rm -rf "$dir"
+    start=$(date +%s)
+    # shellcheck disable=SC2086 # ARGS is a list of options
+    "$tm" run --suite sysbench --tests "$tests" "${targets[@]}" --repeat "$repeat" ${ARGS:-} \
+        --results "$dir" --no-report >"$dir.log" 2>&1 || { tail -5 "$dir.log"; exit 1; }
+    echo "run: $(( $(date +%s) - start )) s ($dir.log)"
+fi
 "$tm" report --results "$dir" -o "$dir/report" >/dev/null
 AFFECTED=${AFFECTED:-} python3 - "$dir/report/report.json" <<'PY'
 import json, math, os, statistics, sys
@@ -130,7 +139,7 @@ for i, t in enumerate(cols[1:], start=1):
                     w.append(half(civ))
                 if cv in ("higher", "lower"):
                     f.append(f'{test["name"]} {civ["estimate"] if civ else float("nan"):.3f} {cv}')
-            if name in affected:
+            if name in affected or test["name"] in affected:
                 found.append((test["name"], v, c.get("relative"),
                               c.get("cost_verdict") and c["cost_verdict"][cost_keys.index("server_cpu")]
                               if "server_cpu" in cost_keys else None))
