@@ -67,7 +67,14 @@ const SESSION_LOG: &[&str] = &[
 /// slices (5000 rows, half a second of warm-up), `read_secs` measured
 /// seconds, then `extra`.
 fn sliced_pair_run(results: &str, read_secs: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
+    let mut args = sliced_pair_args(results, read_secs, "pg@system");
+    args.extend(extra);
+    run_tidemark(&args)
+}
+
+/// The arguments of [`sliced_pair_run`], the first target `first`.
+fn sliced_pair_args<'a>(results: &'a str, read_secs: &'a str, first: &'a str) -> Vec<&'a str> {
+    vec![
         "run",
         "--suite",
         "sysbench",
@@ -84,12 +91,10 @@ fn sliced_pair_run(results: &str, read_secs: &str, extra: &[&str]) -> std::proce
         "--slices",
         "4",
         "--target",
-        "pg@system",
+        first,
         "--target",
         "pg@system",
-    ];
-    args.extend(extra);
-    run_tidemark(&args)
+    ]
 }
 
 #[test]
@@ -383,28 +388,9 @@ fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
     let results = results.to_str().unwrap();
     // Four slices of 4 s; the first target logs its statements, so its
     // first slice's start shows in its log.
-    let mut run = Watched::tidemark(&[
-        "run",
-        "--suite",
-        "sysbench",
-        "--results",
-        results,
-        "--tests",
-        "point-query",
-        "--table-size",
-        "5000",
-        "--read-secs",
-        "16",
-        "--warmup-secs",
-        "0.5",
-        "--slices",
-        "4",
-        "--no-report",
-        "--target",
-        "pg@system:log_statement=all",
-        "--target",
-        "pg@system",
-    ]);
+    let mut args = sliced_pair_args(results, "16", "pg@system:log_statement=all");
+    args.push("--no-report");
+    let mut run = Watched::tidemark(&args);
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !server_log(results, 0).lines().any(runs_the_point_query) {
         assert!(
