@@ -419,12 +419,14 @@ fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
     assert!((0.5..3.9).contains(&secs), "the cut slice ran {secs} s");
     assert!(slices[0]["statements"].as_u64().unwrap() > 0, "{first}");
     // The second target's step never ran a slice: stored as interrupted
-    // (not failed), with nothing measured.
+    // (not failed), with nothing measured, not even a host second.
     let second = targets[1]["steps"].as_array().unwrap();
     assert!(
-        second
-            .iter()
-            .all(|s| s["status"] == "interrupted" && s["statements"].as_u64().unwrap_or(0) == 0),
+        second.iter().all(|s| s["status"] == "interrupted"
+            && s["statements"].as_u64().unwrap_or(0) == 0
+            && s["host_seconds"]
+                .as_array()
+                .is_none_or(|rows| rows.iter().all(|r| r["phase"] != "measured"))),
         "{second:?}"
     );
     // The report reads what was kept.
