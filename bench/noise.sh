@@ -14,9 +14,10 @@
 # env: ARGS      more options for `tidemark run` (e.g. "--read-secs 60",
 #                "--server-cpus 1 --client-cpus 0")
 #      AFFECTED  comma-separated tests (or cells: read-only_range=10000)
-#                the planted difference should be found on (e.g. where a planted patch adds >= 3 % of a
-#                statement's instructions, as `run --instructions` counts
-#                it); the output then says on how many of them it was
+#                the planted difference should be found on (e.g. where a
+#                planted patch adds >= 3 % of a statement's instructions,
+#                as `run --instructions` counts it; bench/instructions.sh
+#                prints them); the output then says on how many it was
 #      TIDEMARK_BIN  a tidemark binary instead of a release build
 #      REREAD=1  no run: read the results already in results-dir again
 # Prints, per compared target: cells flagged (QPS), the median half-width

@@ -421,6 +421,7 @@ fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
     // The second target's step never ran a slice: stored as interrupted
     // (not failed), with nothing measured, not even a host second.
     let second = targets[1]["steps"].as_array().unwrap();
+    assert_eq!(second.len(), 1, "{second:?}");
     assert!(
         second.iter().all(|s| s["status"] == "interrupted"
             && s["statements"].as_u64().unwrap_or(0) == 0

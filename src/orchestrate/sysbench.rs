@@ -387,16 +387,12 @@ impl PreparedTest {
         slices: Vec<(String, crate::runner::StepResult)>,
     ) -> anyhow::Result<()> {
         let threads = self.step_plan.threads;
+        // The rounds stop early only at a Ctrl-C (a failed slice is kept),
+        // so no slice means this target's first turn never came: the time
+        // it waited was not its measured time.
         let result = crate::record::slices::join(slices).unwrap_or_else(|| {
-            // No slice ran: Ctrl-C came before this target's first turn.
-            if cancelled() {
-                crate::runner::StepResult::interrupted(
-                    threads,
-                    "interrupted before its first slice",
-                )
-            } else {
-                crate::runner::StepResult::failed(threads, "no slice ran")
-            }
+            measuring.pause();
+            crate::runner::StepResult::interrupted(threads, "interrupted before its first slice")
         });
         ctx.finish(
             measuring,
