@@ -1,13 +1,14 @@
 //! The instruction-count summary `tidemark run --instructions` prints at
-//! its end, drawn from the report model: per test each target's client
-//! instructions per query, its ratio to the base with half its 95 %
-//! interval, and the verdict; then each target's verdict count.
+//! its end: the document's per-test table (the one the Markdown and HTML
+//! show: each target's instructions per query, its ratio to the base with
+//! its interval, the verdict, the background's instructions per query),
+//! then each target's verdict count and any missing counts.
 
 use std::fmt::Write as _;
 
-use super::terminal::{label_width, name_width, truncate};
+use super::terminal::{label_width, name_width};
 use crate::report::Report;
-use crate::report::instructions::ir_text;
+use crate::report::sections::instructions::per_test;
 
 /// Formats the instruction section of `report`; empty without one.
 pub fn summary(report: &Report) -> String {
@@ -15,46 +16,21 @@ pub fn summary(report: &Report) -> String {
     let Some(s) = &report.instructions else {
         return out;
     };
-    let labels: Vec<&str> = report.targets.iter().map(|t| t.label.as_str()).collect();
-    let width = name_width(s.tests.iter().map(|t| t.name.as_str()));
-    let col = label_width(labels.iter().copied()).max(10);
     let _ = writeln!(
         out,
         "\ninstructions per query (client backends, under Valgrind)"
     );
-    let _ = write!(out, "  {:<width$}", "test");
-    for (i, l) in labels.iter().enumerate() {
-        let _ = write!(out, " {:>col$}", truncate(l, col));
+    let table = per_test(report, s);
+    let col = label_width(report.targets.iter().map(|t| t.label.as_str())).max(10);
+    let mut widths = vec![name_width(s.tests.iter().map(|t| t.name.as_str()))];
+    for i in 0..report.targets.len() {
+        widths.push(col);
         if i > 0 {
-            let _ = write!(out, " {:>16} {:<13}", "ratio ±95%", "verdict");
+            widths.extend([16, 13]);
         }
+        widths.push(10);
     }
-    out.push('\n');
-    for t in &s.tests {
-        let _ = write!(out, "  {:<width$}", t.name);
-        for (i, c) in t.cells.iter().enumerate() {
-            match c {
-                Some(c) => {
-                    let _ = write!(out, " {:>col$}", ir_text(c.per_query));
-                    if i > 0 {
-                        let _ = write!(
-                            out,
-                            " {:>16} {:<13}",
-                            c.ratio_text(),
-                            c.verdict.unwrap_or("")
-                        );
-                    }
-                }
-                None => {
-                    let _ = write!(out, " {:>col$}", "n/a");
-                    if i > 0 {
-                        let _ = write!(out, " {:>16} {:<13}", "", "");
-                    }
-                }
-            }
-        }
-        out.push('\n');
-    }
+    super::table::write(&mut out, &table, &widths);
     for sum in &s.summaries {
         let _ = writeln!(out, "  {}: {}", sum.label, sum.text);
     }

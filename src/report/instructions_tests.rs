@@ -159,6 +159,27 @@ fn a_planted_one_percent_is_slower_by_the_floor_and_named_by_its_function() {
         ),
         "{md}"
     );
+    // The terminal draws the same table: the same cells on one line.
+    let term = crate::console::instructions::summary(&report);
+    let row = term
+        .lines()
+        .find(|l| l.trim_start().starts_with("point-query_range=100"))
+        .unwrap_or_else(|| panic!("{term}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "point-query_range=100",
+            "44,000",
+            "600",
+            "44,440",
+            "1.0100",
+            "±0.0025",
+            "slower",
+            "600"
+        ],
+        "{term}"
+    );
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub fn section(r: &Report) -> Option<Block> {
 /// Per test: each target's Ir per query, ratio (four decimals: a 0.3 %
 /// change must show) and verdict (targets after the base) and background
 /// Ir per query.
-fn per_test(r: &Report, s: &InstructionSection) -> Table {
+pub fn per_test(r: &Report, s: &InstructionSection) -> Table {
     let mut columns = vec![Column::text("test")];
     for (i, t) in r.targets.iter().enumerate() {
         columns.push(Column::num(format!("{} Ir/q", t.label)));
