@@ -17,7 +17,8 @@ pub use super::sysbench_summary::{
 };
 use crate::record::{Group, StepStatus, SuiteName, slices};
 use crate::stats::{
-    Interval, Measured, Pool, Verdict, median, ratio_interval, repetition_logs, verdict,
+    Interval, Measured, Pool, RepetitionLog, Verdict, median, ratio_interval, repetition_logs,
+    verdict,
 };
 use crate::store::StoredStep;
 
@@ -316,7 +317,7 @@ fn pools(columns: &[Column<'_>], names: &[String], chain: bool) -> Vec<ColumnPoo
                     previous.extend(logs(&qps_of(&p), &qps_of(&m)));
                 }
             }
-            let pool = |v: &Vec<Vec<f64>>| Pool::of(v.iter().map(Vec::as_slice));
+            let pool = |v: &Vec<Vec<RepetitionLog>>| Pool::of(v.iter().map(Vec::as_slice));
             ColumnPools {
                 qps: pool(&qps),
                 cost: cost.iter().map(pool).collect(),

@@ -29,8 +29,10 @@ pub enum Method {
     /// t interval on the mean log ratio of repetitions, each measured on
     /// freshly started servers, with the variance of a repetition's log
     /// ratio pooled over the tests of one group (degrees of freedom: the
-    /// sum of each test's repetitions less one). It covers how two server
-    /// instances of one target differ.
+    /// sum of each test's repetitions less one), and for a test noisier
+    /// inside its repetitions than the group, that test's own noise added
+    /// (see [`Pool`]). It covers how two server instances of one target
+    /// differ.
     PooledRepetitions,
     /// One instruction count on each side (`run --instructions`): the
     /// ratio ± a floor that A/A runs in that mode justify.
@@ -66,7 +68,8 @@ impl Method {
                 "t interval on the mean log ratio of repetitions, each on freshly \
                  started servers (so it covers how two instances of one target \
                  differ; a sliced read test's repetition: the median of its slice \
-                 pairs' ratios), the variance pooled over the group's tests"
+                 pairs' ratios), the variance pooled over the group's tests, \
+                 widened for a test noisier inside its repetitions than the group"
             }
             Method::InstructionFloor => {
                 "instruction counts, one each: the ratio ± a floor from A/A runs in \
@@ -143,7 +146,7 @@ pub fn ratio_interval(
     if let Some(d) = repetition_logs(base, other) {
         return match pool {
             Some(pool) => pool.interval(&d),
-            None => Some(paired_logs(&d)),
+            None => Some(paired_logs(&d.iter().map(|r| r.log).collect::<Vec<f64>>())),
         };
     }
     if base.len() == 1 && other.len() == 1 {
@@ -156,11 +159,23 @@ pub fn ratio_interval(
     welch_ratio(&values(base), &values(other))
 }
 
+/// One repetition's log ratio `ln(other/base)` and the variance the noise
+/// inside that repetition gives it (0 when it is not the median of slice
+/// pairs, whose spread is the only noise inside a repetition measured).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RepetitionLog {
+    pub log: f64,
+    pub noise: f64,
+}
+
 /// The log ratios `ln(other_r / base_r)` of repetitions that pair by
 /// index (the same repetitions on both sides, each once, two or more), in
 /// repetition order, each from [`repetition_log`]; `None` otherwise or for
 /// a value ≤ 0.
-pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<Vec<f64>> {
+pub fn repetition_logs(
+    base: &[Measured<'_>],
+    other: &[Measured<'_>],
+) -> Option<Vec<RepetitionLog>> {
     if base.len() != other.len() || base.len() < 2 {
         return None;
     }
@@ -191,18 +206,25 @@ pub fn repetition_logs(base: &[Measured<'_>], other: &[Measured<'_>]) -> Option<
 /// whole size. A write test keeps the sum: its own stalls (a checkpoint,
 /// a flush) fall on a few slices and are part of its rate. A repetition
 /// stays one value per fresh pair of servers, so the interval over
-/// repetitions still covers how instances differ. Otherwise the log of
-/// the two values' ratio. `None` for a value ≤ 0.
-fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<f64> {
+/// repetitions still covers how instances differ. Its noise: the
+/// variance of a median of the pairs, π/2 times that of their mean (the
+/// large-sample ratio for normal data; five values give about 1.4), the
+/// pairs counted as `n (1 − r) / (1 + r)` for their lag-1
+/// autocorrelation `r`. Otherwise the log of the two values' ratio, with
+/// no noise known. `None` for a value ≤ 0.
+fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<RepetitionLog> {
     if base.slice_median
         && other.slice_median
         && let Some(d) = slice_log_ratios(base.slices, other.slices)
     {
-        return super::median(&d);
+        let (mean, var) = mean_var(&d);
+        let noise = std::f64::consts::FRAC_PI_2 * var / effective_n(&d, mean, var);
+        return super::median(&d).map(|log| RepetitionLog { log, noise });
     }
     (base.value > 0.0 && other.value > 0.0)
         .then(|| (other.value / base.value).ln())
         .filter(|d| d.is_finite())
+        .map(|log| RepetitionLog { log, noise: 0.0 })
 }
 
 /// The variance of one repetition's log ratio, pooled over several tests
@@ -211,44 +233,69 @@ fn repetition_log(base: &Measured<'_>, other: &Measured<'_>) -> Option<f64> {
 /// repetitions of one test alone give 2 degrees of freedom (t = 4.30);
 /// seven tests of a group give 14 (t = 2.14), so an interval's width no
 /// longer hangs on how three numbers happened to fall.
+///
+/// A repetition varies as server instances differ (alike for the tests
+/// of a group) plus the noise inside it, which is a test's own: on a
+/// noisy host a test whose rate jumps second to second (hot-points) is
+/// far noisier than its group, and the pooled variance alone made its
+/// interval too narrow (an A/A flagged 3 of 22 cells so). So a test's
+/// variance is the larger of the pooled one and the instances' share of
+/// it (the pooled variance less the group's mean noise, at least 0) plus
+/// the test's own mean noise.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pool {
     /// The pooled variance of a repetition's log ratio.
     pub variance: f64,
     /// Its degrees of freedom: Σ (repetitions − 1).
     pub df: f64,
+    /// The noise inside a repetition, averaged over the pooled tests
+    /// (each weighted by its repetitions less one).
+    pub noise: f64,
 }
 
 impl Pool {
     /// The pool of the tests' per-repetition log ratios (one list per
     /// test; lists of fewer than two add nothing); `None` without a
     /// degree of freedom.
-    pub fn of<'a>(tests: impl IntoIterator<Item = &'a [f64]>) -> Option<Pool> {
-        let (mut ss, mut df) = (0.0, 0.0);
+    pub fn of<'a>(tests: impl IntoIterator<Item = &'a [RepetitionLog]>) -> Option<Pool> {
+        let (mut ss, mut df, mut noise) = (0.0, 0.0, 0.0);
         for d in tests {
             if d.len() < 2 {
                 continue;
             }
-            let (_, var) = mean_var(d);
-            ss += var * (d.len() - 1) as f64;
-            df += (d.len() - 1) as f64;
+            let (_, var) = mean_var(&logs_of(d));
+            let k = (d.len() - 1) as f64;
+            ss += var * k;
+            noise += mean_noise(d) * k;
+            df += k;
         }
         (df > 0.0).then(|| Pool {
             variance: ss / df,
             df,
+            noise: noise / df,
         })
     }
 
     /// The interval on the mean of one test's log ratios `d` (two or
-    /// more) with the pooled variance.
-    pub fn interval(&self, d: &[f64]) -> Option<Interval> {
+    /// more): the pooled variance, or the instances' share of it plus the
+    /// test's own noise when that is larger.
+    pub fn interval(&self, d: &[RepetitionLog]) -> Option<Interval> {
         if d.len() < 2 {
             return None;
         }
-        let (mean, _) = mean_var(d);
-        let half = t_quantile(self.df) * (self.variance / d.len() as f64).sqrt();
+        let (mean, _) = mean_var(&logs_of(d));
+        let own = (self.variance - self.noise).max(0.0) + mean_noise(d);
+        let half = t_quantile(self.df) * (self.variance.max(own) / d.len() as f64).sqrt();
         Some(from_log(mean, half, d.len(), Method::PooledRepetitions))
     }
+}
+
+fn logs_of(d: &[RepetitionLog]) -> Vec<f64> {
+    d.iter().map(|r| r.log).collect()
+}
+
+fn mean_noise(d: &[RepetitionLog]) -> f64 {
+    d.iter().map(|r| r.noise).sum::<f64>() / d.len() as f64
 }
 
 /// The interval on `other / base` from slices paired in time: `base[k]`
@@ -260,12 +307,18 @@ impl Pool {
 /// independent evidence. Needs [`MIN_SLICE_PAIRS`] pairs of positive values.
 pub fn slice_ratio(base: &[f64], other: &[f64]) -> Option<Interval> {
     let d = slice_log_ratios(base, other)?;
-    let n = d.len() as f64;
     let (mean, var) = mean_var(&d);
-    let r = lag1_autocorrelation(&d, mean, var).clamp(0.0, 0.95);
-    let n_eff = (n * (1.0 - r) / (1.0 + r)).max(2.0);
+    let n_eff = effective_n(&d, mean, var);
     let half = t_quantile(n_eff - 1.0) * (var / n_eff).sqrt();
     Some(from_log(mean, half, d.len(), Method::PairedSlices))
+}
+
+/// How many independent values `d` (mean `mean`, variance `var`) are
+/// worth: `n (1 − r) / (1 + r)` for its lag-1 autocorrelation `r` (taken
+/// as 0 when negative, at most 0.95), at least 2.
+fn effective_n(d: &[f64], mean: f64, var: f64) -> f64 {
+    let r = lag1_autocorrelation(d, mean, var).clamp(0.0, 0.95);
+    (d.len() as f64 * (1.0 - r) / (1.0 + r)).max(2.0)
 }
 
 /// The log ratios `ln(other[k] / base[k])` of slices paired in time:
@@ -490,7 +543,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!((iv.method, iv.n), (Method::PairedT, 2));
-        let pool = Pool::of([[0.0, 0.1].as_slice()]).unwrap();
+        let pool = Pool::of([quiet(&[0.0, 0.1]).as_slice()]).unwrap();
         let iv = ratio_interval(
             &[m(0, 10.5, &A), m(1, 10.5, &A)],
             &[m(0, 9.5, &B), m(1, 9.6, &B)],
@@ -508,12 +561,13 @@ mod tests {
         // and adds nothing. Pooled variance 0.0016 / 3 with 3 df,
         // t(0.975, 3) = 3.1824463; test 1's half-width
         // 3.1824463 · sqrt(0.0016 / 3 / 3) = 0.0424326.
-        let d1 = [0.01, 0.03, 0.05];
-        let d2 = [-0.02, 0.02];
-        let d3 = [0.5];
+        let d1 = quiet(&[0.01, 0.03, 0.05]);
+        let d2 = quiet(&[-0.02, 0.02]);
+        let d3 = quiet(&[0.5]);
         let pool = Pool::of([d1.as_slice(), d2.as_slice(), d3.as_slice()]).unwrap();
         assert!(close(pool.variance, 0.0016 / 3.0, 1e-12));
         assert!(close(pool.df, 3.0, 0.0));
+        assert_eq!(pool.noise, 0.0);
         let iv = pool.interval(&d1).unwrap();
         assert_eq!((iv.method, iv.n), (Method::PooledRepetitions, 3));
         assert!(close(iv.estimate, 0.03f64.exp(), 1e-12));
@@ -538,26 +592,48 @@ mod tests {
             slice_median,
         };
         let read = repetition_log(&m(100.0, &BASE, true), &m(114.0, &OTHER, true)).unwrap();
-        assert!(close(read, 0.0, 1e-12), "{read}");
+        assert!(close(read.log, 0.0, 1e-12), "{read:?}");
+        // Its noise: the pairs' log ratios sum to 0.5302282 (ln 1.7 =
+        // 0.5306283, ln 0.98 = −0.0202027, ln 1.02 = 0.0198026), mean
+        // 0.1060456, variance 0.2261383 / 4 = 0.0565346; their lag-1
+        // autocorrelation is negative (−0.34), so five pairs count as five:
+        // π/2 · 0.0565346 / 5 = 0.0177609.
+        let ln = [0.0, 0.0, 1.7f64.ln(), 0.98f64.ln(), 1.02f64.ln()];
+        let mean = ln.iter().sum::<f64>() / 5.0;
+        let var = ln.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0;
+        assert!(close(var, 0.0565346, 1e-6), "{var}");
+        assert!(lag1_autocorrelation(&ln, mean, var) < 0.0);
+        let noise = 0.0177609;
+        assert!(close(read.noise, noise, 1e-7), "{read:?}");
         // Even: the mean of the two middle ones (ln 0.98 and ln 1.0).
         static B4: [f64; 4] = [100.0, 100.0, 100.0, 100.0];
         static O4: [f64; 4] = [98.0, 100.0, 170.0, 90.0];
         let even = repetition_log(&m(100.0, &B4, true), &m(114.5, &O4, true)).unwrap();
-        assert!(close(even, (0.98f64.ln() + 0.0) / 2.0, 1e-12), "{even}");
+        assert!(
+            close(even.log, (0.98f64.ln() + 0.0) / 2.0, 1e-12),
+            "{even:?}"
+        );
         // A write test, one side not a read test, too few slices or
         // slices that differ in number: the ratio of the values.
+        // No noise is known for those.
         let write = repetition_log(&m(100.0, &BASE, false), &m(114.0, &OTHER, false)).unwrap();
-        assert!(close(write, 1.14f64.ln(), 1e-12));
+        assert_eq!(
+            write,
+            RepetitionLog {
+                log: 1.14f64.ln(),
+                noise: 0.0
+            }
+        );
         let mixed = repetition_log(&m(100.0, &BASE, true), &m(114.0, &OTHER, false)).unwrap();
-        assert!(close(mixed, 1.14f64.ln(), 1e-12));
+        assert!(close(mixed.log, 1.14f64.ln(), 1e-12));
         let few = repetition_log(&m(100.0, &BASE[..3], true), &m(123.0, &OTHER[..3], true));
-        assert!(close(few.unwrap(), 1.23f64.ln(), 1e-12));
+        assert!(close(few.unwrap().log, 1.23f64.ln(), 1e-12));
         let unlike = repetition_log(&m(100.0, &BASE, true), &m(110.0, &O4, true)).unwrap();
-        assert!(close(unlike, 1.1f64.ln(), 1e-12));
+        assert!(close(unlike.log, 1.1f64.ln(), 1e-12));
         // A slice that measured nothing: the values.
         static ZERO: [f64; 4] = [100.0, 0.0, 100.0, 100.0];
         let zero = repetition_log(&m(75.0, &ZERO, true), &m(150.0, &B4, true)).unwrap();
-        assert!(close(zero, 2.0f64.ln(), 1e-12));
+        assert!(close(zero.log, 2.0f64.ln(), 1e-12));
     }
 
     #[test]
@@ -570,11 +646,57 @@ mod tests {
             slice_median: false,
         };
         let d = repetition_logs(&[m(1, 10.0), m(0, 20.0)], &[m(0, 22.0), m(1, 9.0)]).unwrap();
-        assert!(close(d[0], 1.1f64.ln(), 1e-12) && close(d[1], 0.9f64.ln(), 1e-12));
+        assert!(close(d[0].log, 1.1f64.ln(), 1e-12) && close(d[1].log, 0.9f64.ln(), 1e-12));
         assert!(repetition_logs(&[m(0, 10.0)], &[m(0, 9.0)]).is_none());
         assert!(repetition_logs(&[m(0, 10.0), m(1, 9.0)], &[m(0, 9.0), m(2, 9.0)]).is_none());
         assert!(repetition_logs(&[m(0, 10.0), m(0, 9.0)], &[m(0, 9.0), m(0, 9.0)]).is_none());
         assert!(repetition_logs(&[m(0, 0.0), m(1, 9.0)], &[m(0, 9.0), m(1, 9.0)]).is_none());
+    }
+
+    /// Repetition logs with no noise known inside them.
+    fn quiet(d: &[f64]) -> Vec<RepetitionLog> {
+        d.iter()
+            .map(|&log| RepetitionLog { log, noise: 0.0 })
+            .collect()
+    }
+
+    #[test]
+    fn a_test_noisier_inside_its_repetitions_than_its_group_gets_its_own_noise() {
+        // Two tests, three repetitions each: test 1 d = 0.00, 0.02, 0.04
+        // (SS 0.0008) with noise 0.0001 in each repetition, test 2 d =
+        // −0.02, 0.00, 0.02 (SS 0.0008) with noise 0.0009. Pooled variance
+        // 0.0016 / 4 = 0.0004 with 4 df; mean noise (0.0001 + 0.0009) / 2 =
+        // 0.0005, so instances account for max(0, 0.0004 − 0.0005) = 0.
+        let with = |d: &[f64], noise| -> Vec<RepetitionLog> {
+            d.iter().map(|&log| RepetitionLog { log, noise }).collect()
+        };
+        let d1 = with(&[0.0, 0.02, 0.04], 0.0001);
+        let d2 = with(&[-0.02, 0.0, 0.02], 0.0009);
+        let pool = Pool::of([d1.as_slice(), d2.as_slice()]).unwrap();
+        assert!(close(pool.variance, 0.0004, 1e-12) && close(pool.noise, 0.0005, 1e-12));
+        // Test 1: own 0 + 0.0001 < 0.0004, the pooled variance stands:
+        // t(0.975, 4) = 2.7764451, half 2.7764451 · sqrt(0.0004 / 3).
+        let iv = pool.interval(&d1).unwrap();
+        assert!(
+            close(iv.half_width(), 2.7764451 * (0.0004f64 / 3.0).sqrt(), 1e-6),
+            "{iv:?}"
+        );
+        // Test 2: its own noise 0.0009 is larger: half 2.7764451 · sqrt(0.0009 / 3).
+        let iv = pool.interval(&d2).unwrap();
+        assert!(
+            close(iv.half_width(), 2.7764451 * (0.0009f64 / 3.0).sqrt(), 1e-6),
+            "{iv:?}"
+        );
+        // Instances that differ (pooled 0.0004, noise 0.0001 in both): a
+        // test adds its noise to the instances' 0.0003 only where that
+        // exceeds the pool, which with equal noise it never does.
+        let d3 = with(&[0.0, 0.02, 0.04], 0.0001);
+        let pool = Pool::of([d1.as_slice(), d3.as_slice()]).unwrap();
+        assert!(close(
+            pool.interval(&d1).unwrap().half_width(),
+            2.7764451 * (0.0004f64 / 3.0).sqrt(),
+            1e-6
+        ));
     }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {

@@ -36,8 +36,8 @@ mod verdict;
 
 pub use bootstrap::{block_bootstrap_ratio, block_length};
 pub use interval::{
-    Interval, MIN_SLICE_PAIRS, Measured, Method, Pool, floor_ratio, paired_ratio, ratio_interval,
-    repetition_logs, slice_ratio, welch_ratio, widened,
+    Interval, MIN_SLICE_PAIRS, Measured, Method, Pool, RepetitionLog, floor_ratio, paired_ratio,
+    ratio_interval, repetition_logs, slice_ratio, welch_ratio, widened,
 };
 pub use verdict::{
     DEFAULT_MIN_EFFECT, NOT_VERIFIED, Verdict, VerdictCounts, min_effect_or_default,
