@@ -73,6 +73,13 @@
 # (2026-12-07, 2,248 s): A/A 0/22, +-1.1 % (srv/o +-1.3 %); planted found on
 # 8 of 8 affected cells (0.916-0.986, srv/o higher on all 8), 15/22 flagged
 # (point-query 1.026 faster: its layout, the loop is 0.5 % there).
+# Repeat 3 of the quick 5 s, default (steps), a noisy day (2026-12-07,
+# session 24; hot-points' seconds ran 5,000-9,500 within one step), 994 s
+# each: A/A 3/22 flagged with one pooled variance per group (+-8.8 %); with
+# a noisy test's own noise in its interval (docs/verdicts.md) 0/22,
+# +-10.2 %; a second run 0/22, +-8.6 %. ARGS="--slices 10" (half-second
+# slices, 1,168 s): 1/22 (scan 1.104), +-6.6 %, a repetition's noise
+# inside it +-4.0 % against +-4.4-5.5 % with five slices.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
