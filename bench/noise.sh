@@ -80,6 +80,10 @@
 # +-10.2 %; a second run 0/22, +-8.6 %. ARGS="--slices 10" (half-second
 # slices, 1,168 s): 1/22 (scan 1.104), +-6.6 %, a repetition's noise
 # inside it +-4.0 % against +-4.4-5.5 % with five slices.
+# Back to back later that day: default 997 s, 0/22, +-11.2 % (noise inside
+# +-5.9 %); ARGS="--slices 10" 1,174 s, 1/22 (points-notcovered-si 1.114),
+# +-8.0 % (inside +-4.4 %). Shorter slices narrowed both pairs; the default
+# (one a second) is unchanged until more runs say so.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
