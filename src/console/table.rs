@@ -2,29 +2,50 @@
 //! in, one space apart, a title cut to its column's width (keeping its
 //! start and end), each cell's text with its mark (`!`, `*`). The one
 //! function every terminal table goes through; the widths are the
-//! caller's, so a table keeps its columns when a run has long labels.
+//! caller's, so a table keeps its columns when a run has long labels. A
+//! column past the widths the caller gives is as wide as its widest title
+//! or cell, so a column a report section adds shows on the terminal
+//! before any caller names its width.
 
 use std::fmt::Write as _;
 
 use super::terminal::truncate;
 use crate::report::document::Table;
 
-/// Appends `t` with column `i` `widths[i]` characters wide.
+/// Appends `t` with column `i` `widths[i]` characters wide (its content's
+/// width past the end of `widths`).
 pub fn write(out: &mut String, t: &Table, widths: &[usize]) {
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|row| {
+            row.cells
+                .iter()
+                .map(|c| format!("{}{}", c.plain_text(), c.mark))
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = (0..t.columns.len())
+        .map(|i| {
+            widths.get(i).copied().unwrap_or_else(|| {
+                let cells = rows.iter().filter_map(|r| r.get(i));
+                cells
+                    .map(|text| text.chars().count())
+                    .chain([t.columns[i].plain_title().chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+        })
+        .collect();
     let titles: Vec<String> = t
         .columns
         .iter()
-        .zip(widths)
+        .zip(&widths)
         .map(|(c, w)| truncate(&c.plain_title(), *w).into_owned())
         .collect();
-    line(out, t, widths, &titles);
-    for row in &t.rows {
-        let cells: Vec<String> = row
-            .cells
-            .iter()
-            .map(|c| format!("{}{}", c.plain_text(), c.mark))
-            .collect();
-        line(out, t, widths, &cells);
+    line(out, t, &widths, &titles);
+    for cells in &rows {
+        line(out, t, &widths, cells);
     }
 }
 
@@ -104,6 +125,14 @@ mod tests {
         assert_eq!(
             term,
             "  test            qps         rQPS\n  point-query   1234!   1.25 ±0.05\n  a|b               -            -\n"
+        );
+        // Columns past the widths given are as wide as their content: a
+        // column a section adds is never dropped.
+        let mut term = String::new();
+        write(&mut term, &t, &[12]);
+        assert_eq!(
+            term,
+            "  test           qps       rQPS\n  point-query  1234! 1.25 ±0.05\n  a|b              -          -\n"
         );
     }
 }
