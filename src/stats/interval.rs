@@ -146,7 +146,7 @@ pub fn ratio_interval(
     if let Some(d) = repetition_logs(base, other) {
         return match pool {
             Some(pool) => pool.interval(&d),
-            None => Some(paired_logs(&d.iter().map(|r| r.log).collect::<Vec<f64>>())),
+            None => Some(paired_logs(&logs_of(&d))),
         };
     }
     if base.len() == 1 && other.len() == 1 {

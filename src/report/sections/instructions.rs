@@ -80,7 +80,7 @@ pub fn section(r: &Report) -> Option<Block> {
 
 /// Per test: each target's Ir per query, ratio (four decimals: a 0.3 %
 /// change must show) and verdict (targets after the base) and background
-/// Ir per query.
+/// Ir per query. The terminal's summary draws this same table.
 pub fn per_test(r: &Report, s: &InstructionSection) -> Table {
     let mut columns = vec![Column::text("test")];
     for (i, t) in r.targets.iter().enumerate() {
