@@ -117,7 +117,7 @@ knobs! {
     /// Slices each test's measured time is cut into when targets or
     /// repetitions are interleaved: the targets take turns slice by slice
     /// (A B B A …) and the interval comes from the slices' pairs (default:
-    /// one a second, at most 20; 1 = whole steps).
+    /// two a second, at most 40; 1 = whole steps).
     #[arg(long)]
     SLICES slices: Option<u32> => [Sysbench];
     /// Seconds of the unreported scan warm-ups.

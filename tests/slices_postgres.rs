@@ -1,7 +1,8 @@
 //! `--slices` on real servers: two managed PostgreSQL targets take turns
-//! slice by slice within each test (A B B A …), as each server's own log
-//! shows (its client sessions' start times, from `log_connections` and
-//! `log_disconnections`); each stored step lists its slices, which add up
+//! slice by slice within each test (A B B A …) on connections kept from
+//! slice to slice, as each server's own log shows (a sample of its
+//! statements, with their times and server processes); each stored step
+//! lists its slices, which add up
 //! to the step; the report's interval comes from the slices' pairs and
 //! says so. With repetitions, a read test's repetition is the median of
 //! its slice pairs' log ratios. Ctrl-C inside one target's slice keeps
@@ -15,30 +16,45 @@ use std::time::Duration;
 use common::cli_runs::{Watched, export_json, fails_in_one_line, report_json};
 use common::*;
 
-/// One client session a server logged: when it connected (ms since the
-/// epoch, from the log's `%n` prefix) and how long it lasted (seconds).
-fn sessions(log: &str) -> Vec<(f64, f64)> {
-    let mut started: std::collections::HashMap<String, f64> = Default::default();
-    let mut out = Vec::new();
-    for line in log.lines() {
-        // "%n [%p] " prefix: epoch seconds with milliseconds, then the pid.
-        let mut words = line.split_whitespace();
-        let (Some(at), Some(pid)) = (words.next(), words.next()) else {
+/// A run of point-query executions a server logged with no pause of
+/// 0.3 s or more (a slice, or slices back to back): its first and last
+/// logged execution (epoch seconds, from the log's `%n` prefix) and the
+/// server processes (the client sessions) that ran them.
+struct Burst {
+    from: f64,
+    to: f64,
+    pids: std::collections::BTreeSet<String>,
+}
+
+/// The point-query bursts in the server log at `log_path`
+/// ([`STATEMENT_LOG`] samples the statements it logs).
+fn bursts(log_path: &str) -> Vec<Burst> {
+    let log = std::fs::read_to_string(log_path).unwrap();
+    let mut out: Vec<Burst> = Vec::new();
+    for line in log.lines().filter(|l| runs_the_point_query(l)) {
+        // "%n [%p]" prefix: epoch seconds with milliseconds, then the pid.
+        let Some(at) = line
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse::<f64>().ok())
+        else {
             continue;
         };
-        let Ok(at) = at.parse::<f64>() else { continue };
-        if line.contains("connection received") {
-            started.insert(pid.to_string(), at);
-        } else if let Some(rest) = line.split("disconnection: session time: ").nth(1) {
-            let time = rest.split_whitespace().next().unwrap_or_default();
-            let parts: Vec<f64> = time.split(':').filter_map(|p| p.parse().ok()).collect();
-            if parts.len() == 3
-                && let Some(&from) = started.get(pid)
-            {
-                out.push((from, parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]));
+        let pid = line.split('[').nth(1).and_then(|r| r.split(']').next());
+        let pid = pid.unwrap_or_default().to_string();
+        match out.last_mut() {
+            Some(b) if at - b.to < 0.3 => {
+                b.to = at;
+                b.pids.insert(pid);
             }
+            _ => out.push(Burst {
+                from: at,
+                to: at,
+                pids: [pid].into(),
+            }),
         }
     }
+    assert!(!out.is_empty(), "{log_path}: {log}");
     out
 }
 
@@ -52,13 +68,13 @@ fn cost_keys(report: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
-/// Server settings that log each client session's start and length with
-/// a millisecond timestamp and the pid ([`sessions`] reads them).
-const SESSION_LOG: &[&str] = &[
+/// Server settings that log a sample of the statements (2 %, about every
+/// 50th) with a millisecond timestamp and the pid ([`bursts`] reads them).
+const STATEMENT_LOG: &[&str] = &[
     "-c",
-    "log_connections=on",
+    "log_min_duration_sample=0",
     "-c",
-    "log_disconnections=on",
+    "log_statement_sample_rate=0.02",
     "-c",
     "log_line_prefix=%n [%p] ",
 ];
@@ -103,7 +119,11 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     let dir = server_tempdir();
     let results = dir.path().join("results");
     let results = results.to_str().unwrap();
-    let out = sliced_pair_run(results, "4", &[&["--seed", "5"][..], SESSION_LOG].concat());
+    let out = sliced_pair_run(
+        results,
+        "4",
+        &[&["--seed", "5"][..], STATEMENT_LOG].concat(),
+    );
     assert_success(&out);
 
     // Stored: each target's step lists 4 slices of about 1 s that add up
@@ -138,14 +158,21 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     let order: Vec<usize> = starts.iter().map(|(_, p)| *p).collect();
     assert_eq!(order, [0, 1, 1, 0, 0, 1, 1, 0], "{starts:?}");
 
-    // From the servers' side: each server's client sessions (one client
-    // connection per slice, about a second each: the admin, sampler and
-    // size connections are far shorter or span the whole step) interleave
-    // in the same order.
+    // From the servers' side (a sample of the statements each logged):
+    // each server ran the point query in bursts, one per turn (a slice, or
+    // two back to back), on the same client session throughout (the
+    // connections are kept from slice to slice, not opened anew), and the
+    // bursts spelled out slice by slice (1 s each; each server's first
+    // burst has the 0.5 s warm-up too) interleave in the same order.
     let mut seen = Vec::new();
     for (pos, t) in targets.iter().enumerate() {
-        let starts = slice_session_starts(t["extra"]["log"].as_str().unwrap(), 4);
-        seen.extend(starts.into_iter().map(|at| (at, pos)));
+        let bursts = bursts(t["extra"]["log"].as_str().unwrap());
+        for (k, b) in bursts.iter().enumerate() {
+            assert_eq!(b.pids, bursts[0].pids, "slice connections kept");
+            let warm_up = if k == 0 { 0.5 } else { 0.0 };
+            let slices = (b.to - b.from - warm_up).round() as usize;
+            seen.extend(std::iter::repeat_n((b.from, pos), slices));
+        }
     }
     seen.sort_by(|a, b| a.0.total_cmp(&b.0));
     let server_order: Vec<usize> = seen.iter().map(|(_, p)| *p).collect();
@@ -178,22 +205,6 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     assert!(postgres_pids_mentioning(results).is_empty());
 }
 
-/// The starts (epoch seconds) of the client sessions of the last `n`
-/// slices a server logged: one connection per slice, about a second each
-/// (the admin, sampler and size connections are far shorter or span the
-/// whole step; the load's may last as long, and the slices come last).
-fn slice_session_starts(log_path: &str, n: usize) -> Vec<f64> {
-    let log = std::fs::read_to_string(log_path).unwrap();
-    let mut starts: Vec<f64> = sessions(&log)
-        .into_iter()
-        .filter(|(_, secs)| (0.9..2.5).contains(secs))
-        .map(|(at, _)| at)
-        .collect();
-    starts.sort_by(f64::total_cmp);
-    assert!(starts.len() >= n, "{log_path}: {log}");
-    starts.split_off(starts.len() - n)
-}
-
 #[test]
 fn together_measures_each_slice_on_every_target_at_once() {
     let _serial = serial();
@@ -205,7 +216,7 @@ fn together_measures_each_slice_on_every_target_at_once() {
         "4",
         &[
             &["--interleave", "together", "--repeat", "2"][..],
-            SESSION_LOG,
+            STATEMENT_LOG,
         ]
         .concat(),
     );
@@ -214,27 +225,27 @@ fn together_measures_each_slice_on_every_target_at_once() {
     let targets = raw["runs"][0]["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 4);
     assert_eq!(raw["runs"][0]["params"]["interleave"], "together");
-    // From the servers' side, per repetition: slice k began on both
-    // servers within a fraction of a second (alternating, they are a
-    // slice apart), and the two sessions overlapped.
+    // From the servers' side, per repetition: both servers ran the point
+    // query in one burst, slice after slice with no pause (alternating,
+    // each would pause for the other's turn), from and to within a
+    // fraction of a second of each other.
     for rep in 0..2 {
         let log = |pos: u64| {
             let t = targets
                 .iter()
                 .find(|t| t["position"] == pos && t["repetition"] == rep)
                 .unwrap();
-            slice_session_starts(t["extra"]["log"].as_str().unwrap(), 4)
+            bursts(t["extra"]["log"].as_str().unwrap())
         };
         let (a, b) = (log(0), log(1));
-        for k in 0..4 {
-            assert!(
-                (a[k] - b[k]).abs() < 0.3,
-                "repetition {rep}, slice {k}: {a:?} {b:?}"
-            );
-        }
-        for k in 1..4 {
-            assert!(a[k] - a[k - 1] > 0.9, "slices follow each other: {a:?}");
-        }
+        assert_eq!((a.len(), b.len()), (1, 1), "repetition {rep}: no pause");
+        assert!(
+            (a[0].from - b[0].from).abs() < 0.3 && (a[0].to - b[0].to).abs() < 0.3,
+            "repetition {rep}: {:?} {:?}",
+            (a[0].from, a[0].to),
+            (b[0].from, b[0].to)
+        );
+        assert!(a[0].to - a[0].from > 4.0, "four slices of 1 s");
     }
     // Measured at once, tidemark's own CPU per query counts both targets'
     // clients: no verdict on it; the server's own CPU keeps its verdict.
@@ -374,7 +385,7 @@ fn server_log(results: &str, position: usize) -> String {
 }
 
 /// Whether a server log line is a client's execution of the point query
-/// (`log_statement=all`; EXPLAIN and the load are simple queries, the
+/// (`log_statement=all` or sampled; EXPLAIN and the load are simple queries, the
 /// clients' statements extended-protocol executes).
 fn runs_the_point_query(line: &str) -> bool {
     line.contains("execute") && line.contains("SELECT c FROM sbtest")
@@ -433,4 +444,59 @@ fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
     // The report reads what was kept.
     let report = report_json(results, &dir.path().join("report"));
     assert_eq!(report["targets"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn kept_connections_are_lent_again_and_a_lost_one_is_not() {
+    use std::sync::Arc;
+    use tidemark::db::kept::KeptConnections;
+    use tidemark::db::{Connector, ErrorKind};
+
+    let _serial = serial();
+    let dir = server_tempdir();
+    let server = start_pg(dir.path(), &[]);
+    let opts = server.connect_options();
+    let kept = KeptConnections::new(Arc::new(PgConnector(opts.clone())));
+    let pid = |conn: &mut dyn tidemark::db::Conn| scalar(conn, "SELECT pg_backend_pid()");
+    let prepared = "SELECT count(*) FROM pg_prepared_statements";
+
+    // Given back and lent again: the same server session, its statement
+    // not prepared a second time.
+    let mut a = kept.connect().unwrap();
+    let first = pid(a.as_mut());
+    let stmt = a.prepare("SELECT 1").unwrap();
+    drop(a);
+    assert_eq!(kept.idle(), 1);
+    let mut b = kept.connect().unwrap();
+    assert_eq!(pid(b.as_mut()), first);
+    assert_eq!(b.prepare("SELECT 1").unwrap(), stmt);
+    assert_eq!(scalar(b.as_mut(), prepared), "1");
+    assert_eq!(b.execute(stmt, &[]).unwrap(), 1);
+
+    // Its session ended by the server: the connection is not given back,
+    // and the next client gets a new session.
+    let mut admin = PgConnector(opts).connect().unwrap();
+    admin
+        .execute_text(&format!("SELECT pg_terminate_backend({first})"))
+        .unwrap();
+    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {first}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while scalar(admin.as_mut(), &gone) != "0" {
+        assert!(std::time::Instant::now() < deadline, "the session ends");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let lost = b.execute(stmt, &[]).unwrap_err();
+    assert_eq!(lost.kind, ErrorKind::Connection, "{lost}");
+    drop(b);
+    assert_eq!(kept.idle(), 0);
+    let mut c = kept.connect().unwrap();
+    assert_ne!(pid(c.as_mut()), first);
+    drop(c);
+
+    // An event loop's connections are kept the same way.
+    let mut m = kept.connect_mux().expect("PostgreSQL multiplexes").unwrap();
+    let mux_pid = pid(m.as_conn());
+    drop(m);
+    let mut m = kept.connect_mux().unwrap().unwrap();
+    assert_eq!(pid(m.as_conn()), mux_pid);
 }

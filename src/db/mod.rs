@@ -7,6 +7,7 @@
 //! and no allocation on the hot path; MySQL and MariaDB get the same kind of
 //! client ([`mysql`]); SQLite is the library linked in ([`sqlite`]).
 
+pub mod kept;
 pub mod mysql;
 pub mod passwords;
 pub mod postgres;

@@ -28,6 +28,7 @@ use super::sysbench::{self, Loaded};
 use super::{cancelled, provide};
 use crate::console::progress::ProgressView;
 use crate::console::terminal::SummaryRow;
+use crate::db::kept::KeptConnections;
 use crate::plan::Plan;
 use crate::plan::interleave::Interleave;
 use crate::server::TargetServer;
@@ -288,8 +289,9 @@ fn stop_repetition(
 /// slices on every live target (`--slices`): each target's step is made
 /// ready and its samplers started, then the targets take turns slice by
 /// slice (A B, B A, A B …), or run each slice at the same time
-/// (`--interleave together`), each slice a short run of the clients on fresh
-/// connections with the slice's own keys (the same on every target), and
+/// (`--interleave together`), each slice a short run of the clients on the
+/// connections the target's earlier slices used (kept open between its
+/// turns) with the slice's own keys (the same on every target), and
 /// each target's slices are stored as one step listing them. Returns
 /// false, having run nothing, when the cell is not to be sliced: one slice,
 /// clients on shards, or a step an earlier attempt measured (`--resume`).
@@ -340,6 +342,12 @@ fn run_sliced(
         measuring.push(ctx.begin());
         l.measured = ctx.measured;
     }
+    // Each target's client connections, kept from slice to slice (closed
+    // when the test's slices are done).
+    let kept: Vec<KeptConnections> = prepared
+        .iter()
+        .map(|(i, _)| KeptConnections::new(live[*i].server.connector()))
+        .collect();
     let mut parts: Vec<Vec<(String, crate::runner::StepResult)>> =
         prepared.iter().map(|_| Vec::new()).collect();
     let mut stopped = vec![false; prepared.len()];
@@ -361,15 +369,10 @@ fn run_sliced(
                 let handles: Vec<_> = turns
                     .iter()
                     .map(|&j| {
-                        let (i, test) = &prepared[j];
-                        let connector = live[*i].server.connector();
+                        let (_, test) = &prepared[j];
+                        let connector = &kept[j];
                         let m = of[j].take().expect("one slice per target");
-                        scope.spawn(move || {
-                            (
-                                j,
-                                run_slice(plan, test, (k, n), connector.as_ref(), m, view),
-                            )
-                        })
+                        scope.spawn(move || (j, run_slice(plan, test, (k, n), connector, m, view)))
                     })
                     .collect();
                 handles
@@ -385,16 +388,8 @@ fn run_sliced(
                 if cancelled() {
                     break;
                 }
-                let (i, test) = &prepared[j];
-                let connector = live[*i].server.connector();
-                let slice = run_slice(
-                    plan,
-                    test,
-                    (k, n),
-                    connector.as_ref(),
-                    &mut measuring[j],
-                    view,
-                );
+                let (_, test) = &prepared[j];
+                let slice = run_slice(plan, test, (k, n), &kept[j], &mut measuring[j], view);
                 ran.push((j, slice));
             }
             ran
@@ -404,6 +399,7 @@ fn run_sliced(
             parts[j].push((started_at, result));
         }
     }
+    drop(kept);
     for ((j, (i, mut test)), m) in prepared.into_iter().enumerate().zip(measuring) {
         test.mark_sliced(n);
         let l = &mut live[i];

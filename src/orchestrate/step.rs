@@ -82,7 +82,7 @@ impl Measuring {
     }
 
     /// The time since the last tick was not this step's measured time
-    /// (another target's slice, a reconnect): the samplers close it as
+    /// (another target's slice, a slice's warm-up): the samplers close it as
     /// warm-up, which no cost per operation counts.
     pub fn pause(&self) {
         self.tick(Phase::Warmup);

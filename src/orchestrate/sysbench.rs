@@ -249,9 +249,11 @@ pub fn slices_of(plan: &Plan, seq: usize) -> u32 {
     plan.sysbench.slices_for(plan.sysbench.secs(test))
 }
 
-/// The longest warm-up of a slice after the first: the server is warm,
-/// only the slice's new connections are not.
-pub const SLICE_WARMUP: std::time::Duration = std::time::Duration::from_millis(250);
+/// The longest warm-up of a slice after the first: the server and the
+/// clients' connections are warm (kept from the first slice on), only the
+/// slice's client threads are new and the server idled through the other
+/// targets' turns.
+pub const SLICE_WARMUP: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// One test made ready on one target at one client count: the step as the
 /// store knows it, its EXPLAIN output, its length and clients, and how its
@@ -287,8 +289,8 @@ impl PreparedTest {
     }
 
     /// The step plan of slice `k` of `n`: an equal share of the measured
-    /// time; the first keeps the test's warm-up, the others warm their new
-    /// connections for at most [`SLICE_WARMUP`].
+    /// time; the first keeps the test's warm-up, the others (on the
+    /// connections the first opened) warm up for at most [`SLICE_WARMUP`].
     pub fn slice_plan(&self, k: u32, n: u32) -> crate::runner::StepPlan {
         let mut p = self.step_plan.clone();
         p.duration = self.step_plan.duration / n.max(1);

@@ -350,11 +350,16 @@ mod tests {
             e.contains("--slices must be at least 1") && !e.contains('\n'),
             "{e}"
         );
-        // The default: one a second, at most 20.
+        // The default: two a second, at most 40.
         let p = Profile::Quick.sysbench();
         assert_eq!(
-            (p.slices_for(5.0), p.slices_for(0.5), p.slices_for(600.0)),
-            (5, 1, 20)
+            (
+                p.slices_for(5.0),
+                p.slices_for(0.5),
+                p.slices_for(0.3),
+                p.slices_for(600.0)
+            ),
+            (10, 1, 1, 40)
         );
         let p = ibench_params(Suite::One(SuiteName::Sysbench), Profile::Quick, &o).unwrap();
         assert_eq!((p.clients, p.seed, p.rows_load), (9, 7, 200_000));

@@ -265,7 +265,7 @@ mod tests {
     fn each_run_of_measured_rows_costs_its_slice() {
         use Phase::{Measured as M, Warmup as W};
         // Two slices: 1 s at 1,000 statements, then 2 s at 4,000; the
-        // other target's turn and the reconnects between are warm-up.
+        // other target's turn and each slice's warm-up are closed as warm-up.
         let rows = [
             row(W, 0.2, 90.0, Some(5.0)),
             row(M, 1.0, 40.0, Some(60.0)),

@@ -119,7 +119,7 @@ pub(crate) fn monitor(
 /// The tick after the one at `prev`: a second later, except that a
 /// warm-up ending within that second gets a tick of its own at its end,
 /// so the warm-up is closed as warm-up and the measured seconds start
-/// with the measured interval (a slice's 0.25 s warm-up, or a warm-up of
+/// with the measured interval (a slice's short warm-up, or a warm-up of
 /// 1.5 s, used to fall into the first measured second, and with it into
 /// the cost per query the samplers divide).
 fn next_tick(prev: Instant, measure_from: Instant) -> Instant {

@@ -35,7 +35,7 @@ pub struct SysbenchParams {
     pub read_secs: f64,
     pub write_secs: f64,
     pub warmup_secs: f64,
-    /// Slices of each interleaved test (`--slices`; 0: one a second, at
+    /// Slices of each interleaved test (`--slices`; 0: two a second, at
     /// most [`MAX_DEFAULT_SLICES`]); see [`SysbenchParams::slices_for`].
     #[serde(default)]
     pub slices: u32,
@@ -50,16 +50,17 @@ pub struct SysbenchParams {
 }
 
 /// The most slices a test is cut into by default.
-pub const MAX_DEFAULT_SLICES: u32 = 20;
+pub const MAX_DEFAULT_SLICES: u32 = 40;
 
 /// The shortest slice `--slices` may ask for, seconds.
 pub const MIN_SLICE_SECS: f64 = 0.5;
 
 impl SysbenchParams {
     /// How many slices a test measured for `secs` seconds is cut into when
-    /// it is interleaved: `--slices`, or one a second up to
-    /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 5; a 600-second
-    /// test: 20 of 30 s).
+    /// it is interleaved: `--slices`, or two a second (slices of the
+    /// shortest length `--slices` may ask for, [`MIN_SLICE_SECS`]) up to
+    /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 10; a 600-second
+    /// test: 40 of 15 s).
     /// Measured seconds of test `t`: the read, write or scan warm-up length.
     pub fn secs(&self, t: &TestDef) -> f64 {
         match t.duration {
@@ -73,7 +74,7 @@ impl SysbenchParams {
         if self.slices > 0 {
             return self.slices;
         }
-        (secs.floor() as u32).clamp(1, MAX_DEFAULT_SLICES)
+        ((secs / MIN_SLICE_SECS).floor() as u32).clamp(1, MAX_DEFAULT_SLICES)
     }
 }
 
