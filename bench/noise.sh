@@ -82,8 +82,19 @@
 # inside it +-4.0 % against +-4.4-5.5 % with five slices.
 # Back to back later that day: default 997 s, 0/22, +-11.2 % (noise inside
 # +-5.9 %); ARGS="--slices 10" 1,174 s, 1/22 (points-notcovered-si 1.114),
-# +-8.0 % (inside +-4.4 %). Shorter slices narrowed both pairs; the default
-# (one a second) is unchanged until more runs say so.
+# +-8.0 % (inside +-4.4 %). Shorter slices narrowed both pairs.
+# Connections kept across a test's slices and a 0.05 s slice warm-up
+# (session 25, --slices 10): 918 s, 1/22 flagged, +-7.1 % (between
+# repetitions +-3.5 %, inside +-4.1 %); the previous binary's default right
+# after: 997 s, 1/22, +-8.0 %, and 995 s, 1/22, +-8.4 %. Two slices a second
+# became the default. A quieter day (2026-12-07, session 26, steal 0 %),
+# back to back: the new default 915 s, 3/22 (scan_range=100 1.097,
+# read-only-order 1.050, random-points_range=1000 0.916), +-5.1 % (point
+# +-5.3, range-noagg +-4.3, range-agg +-3.4 %; between +-2.7, inside
+# +-2.5 %); the previous binary (one slice a second, new connections each
+# slice) 992 s, 2/22, +-4.8 % (5.6, 5.7, 3.0 %; between +-2.5, inside
+# +-2.8 %). Ten A/A runs of this command since a noisy test's own noise
+# joined its interval: 10 of 220 cells flagged (4.5 %).
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
