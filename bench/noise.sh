@@ -93,8 +93,10 @@
 # +-5.3, range-noagg +-4.3, range-agg +-3.4 %; between +-2.7, inside
 # +-2.5 %); the previous binary (one slice a second, new connections each
 # slice) 992 s, 2/22, +-4.8 % (5.6, 5.7, 3.0 %; between +-2.5, inside
-# +-2.8 %). Ten A/A runs of this command since a noisy test's own noise
-# joined its interval: 10 of 220 cells flagged (4.5 %).
+# +-2.8 %); the new default once more: 917 s, 0/22, +-5.5 % (point +-5.5,
+# range-noagg +-6.0, range-agg +-3.9 %). Eleven A/A runs of this command
+# since a noisy test's own noise joined its interval: 10 of 242 cells
+# flagged (4.1 %).
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
