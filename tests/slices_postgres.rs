@@ -2,9 +2,8 @@
 //! slice by slice within each test (A B B A …) on connections kept from
 //! slice to slice, as each server's own log shows (a sample of its
 //! statements, with their times and server processes); each stored step
-//! lists its slices, which add up
-//! to the step; the report's interval comes from the slices' pairs and
-//! says so. With repetitions, a read test's repetition is the median of
+//! lists its slices, which add up to the step; the report's interval
+//! comes from the slices' pairs and says so. With repetitions, a read test's repetition is the median of
 //! its slice pairs' log ratios. Ctrl-C inside one target's slice keeps
 //! that slice and stores the target whose turn never came as interrupted.
 //! Bad values of `--slices` fail in one line before any server starts.

@@ -56,11 +56,6 @@ pub const MAX_DEFAULT_SLICES: u32 = 40;
 pub const MIN_SLICE_SECS: f64 = 0.5;
 
 impl SysbenchParams {
-    /// How many slices a test measured for `secs` seconds is cut into when
-    /// it is interleaved: `--slices`, or two a second (slices of the
-    /// shortest length `--slices` may ask for, [`MIN_SLICE_SECS`]) up to
-    /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 10; a 600-second
-    /// test: 40 of 15 s).
     /// Measured seconds of test `t`: the read, write or scan warm-up length.
     pub fn secs(&self, t: &TestDef) -> f64 {
         match t.duration {
@@ -70,6 +65,11 @@ impl SysbenchParams {
         }
     }
 
+    /// How many slices a test measured for `secs` seconds is cut into when
+    /// it is interleaved: `--slices`, or two a second (slices of the
+    /// shortest length `--slices` may ask for, [`MIN_SLICE_SECS`]) up to
+    /// [`MAX_DEFAULT_SLICES`] (a 5-second quick test: 10; a 600-second
+    /// test: 40 of 15 s).
     pub fn slices_for(&self, secs: f64) -> u32 {
         if self.slices > 0 {
             return self.slices;
