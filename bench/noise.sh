@@ -96,7 +96,9 @@
 # +-2.8 %); the new default once more: 917 s, 0/22, +-5.5 % (point +-5.5,
 # range-noagg +-6.0, range-agg +-3.9 %). Eleven A/A runs of this command
 # since a noisy test's own noise joined its interval: 10 of 242 cells
-# flagged (4.1 %).
+# flagged (4.1 %). With the default plant (shared_buffers=128kB, 1,376 s):
+# A/A 1/22 (read-only_range=100 1.030), +-5.1 %; planted 10/22 slower
+# (0.46-0.95), none faster, srv/o higher on 13.
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
