@@ -111,6 +111,14 @@ fn bad_input_gets_one_line_errors_and_loses_nothing() {
         ),
         (vec!["--profile", "enormous"], "unknown profile 'enormous'"),
         (
+            vec!["--tests", "point-qurey"],
+            "unknown sysbench test 'point-qurey' (did you mean 'point-query'?)",
+        ),
+        (
+            vec!["--target", "pg@system:cx10b"],
+            "a config follows a '+' and a setting is ':name=value': write pg@system+cx10b",
+        ),
+        (
             vec!["--pg-bindir", empty_bin.to_str().unwrap()],
             "has no postgres",
         ),

@@ -29,7 +29,8 @@ impl Suite {
             ("all", _) => Ok(Suite::All),
             (_, Some(name)) => Ok(Suite::One(name)),
             (other, None) => Err(format!(
-                "unknown suite '{other}': use --suite sysbench, ibench or all"
+                "unknown suite '{other}'{}: use --suite sysbench, ibench or all",
+                crate::util::suggest::did_you_mean(other, ["sysbench", "ibench", "all"])
             )),
         }
     }
@@ -98,7 +99,8 @@ impl Profile {
             "cpu-bound" => Ok(Profile::CpuBound),
             "io-bound" => Ok(Profile::IoBound),
             other => Err(format!(
-                "unknown profile '{other}': use one of {}",
+                "unknown profile '{other}'{}: use one of {}",
+                crate::util::suggest::did_you_mean(other, Profile::NAMES.split(", ")),
                 Profile::NAMES
             )),
         }

@@ -23,7 +23,8 @@ fn find_config_set(name: &str) -> Result<(&'static [String], ConfigFamily), Stri
         )
         .collect();
     Err(format!(
-        "unknown config set '{name}': use one of {}",
+        "unknown config set '{name}'{}: use one of {}",
+        crate::util::suggest::did_you_mean(name, names.iter().copied()),
         names.join(", ")
     ))
 }

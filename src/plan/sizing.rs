@@ -65,7 +65,8 @@ impl Sizing {
             "cached" => Ok(Sizing::Cached),
             "io-bound" | "iobound" | "io_bound" => Ok(Sizing::IoBound),
             other => Err(format!(
-                "unknown sizing '{other}': use one of {}",
+                "unknown sizing '{other}'{}: use one of {}",
+                crate::util::suggest::did_you_mean(other, Sizing::NAMES.split(", ")),
                 Sizing::NAMES
             )),
         }

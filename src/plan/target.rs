@@ -124,6 +124,13 @@ impl TargetSpec {
             BinSource::Version(source.to_string())
         } else if flavor.is_none() && crate::server::postgres::build::is_build_name(source) {
             BinSource::Build(source.to_string())
+        } else if let Some((bins, config)) = source.split_once(':')
+            && !config.contains('=')
+        {
+            // `pg@system:cx10b`: a config written like a setting.
+            return Err(format!(
+                "target '{t}': a config follows a '+' and a setting is ':name=value': write {dbms}@{bins}+{config}"
+            ));
         } else {
             return Err(format!(
                 "target '{t}': '{source}' is neither 'system', a version like 17.10, nor a directory path: use {dbms}@system, pg@17.10 or {dbms}@/path/to/dir"
@@ -132,14 +139,18 @@ impl TargetSpec {
         if let Some(c) = &config
             && !config_known(flavor, c)
         {
+            let names = match flavor {
+                None => pg_config_names(),
+                Some(_) => crate::server::mysql::my_config_names(),
+            };
             return Err(format!(
-                "target '{t}': unknown config '{c}': use one of {}",
-                match flavor {
-                    None => format!(
-                        "{} or a file path ending in .conf",
-                        pg_config_names().join(", ")
-                    ),
-                    Some(_) => crate::server::mysql::my_config_names().join(", "),
+                "target '{t}': unknown config '{c}'{}: use one of {}{}",
+                crate::util::suggest::did_you_mean(c, names.iter().copied()),
+                names.join(", "),
+                if flavor.is_none() {
+                    " or a file path ending in .conf"
+                } else {
+                    ""
                 }
             ));
         }
@@ -267,7 +278,8 @@ fn parse_sqlite(t: &str, rest: &str) -> Result<TargetSpec, String> {
         && !CONFIGS.contains(&c.as_str())
     {
         return Err(format!(
-            "target '{t}': unknown SQLite config '{c}': use one of {}",
+            "target '{t}': unknown SQLite config '{c}'{}: use one of {}",
+            crate::util::suggest::did_you_mean(c, CONFIGS.iter().copied()),
             CONFIGS.join(", ")
         ));
     }
@@ -418,9 +430,22 @@ mod tests {
             ("pg@17.x", "'17.x' is neither"),
             ("pg@latest", "'latest' is neither"),
             ("pg@system+cx99", "unknown config 'cx99'"),
+            (
+                "pg@system+cx10",
+                "unknown config 'cx10' (did you mean 'cx10",
+            ),
+            ("pg@system:cx10b", "write pg@system+cx10b"),
+            ("mysql@8.0:binlog", "write mysql@8.0+binlog"),
             ("pg+", "ends with '+'"),
             ("mariadb@system+z99", "unknown config 'z99'"),
-            ("sqlite:x.db+wall", "unknown SQLite config 'wall'"),
+            (
+                "mariadb@system+binlgo",
+                "unknown config 'binlgo' (did you mean 'binlog'?)",
+            ),
+            (
+                "sqlite:x.db+wall",
+                "unknown SQLite config 'wall' (did you mean 'wal'?)",
+            ),
             ("sqlite:", "names no file"),
             ("sqlite@system", "names its file"),
             ("mysql://u@h:0/d", "port"),

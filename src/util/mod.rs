@@ -4,4 +4,5 @@ pub mod cpus;
 pub mod process_identity;
 pub mod process_tree;
 pub mod redact;
+pub mod suggest;
 pub mod time;

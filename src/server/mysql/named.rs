@@ -132,9 +132,11 @@ pub fn my_config_names() -> Vec<&'static str> {
 /// The shipped config `name`, or an error listing the known ones.
 pub fn resolve_my_config(name: &str) -> Result<&'static MyNamedConfig, String> {
     my_named_config(name).ok_or_else(|| {
+        let names = my_config_names();
         format!(
-            "unknown MySQL/MariaDB config '{name}': use one of {}",
-            my_config_names().join(", ")
+            "unknown MySQL/MariaDB config '{name}'{}: use one of {}",
+            crate::util::suggest::did_you_mean(name, names.iter().copied()),
+            names.join(", ")
         )
     })
 }

@@ -159,13 +159,11 @@ impl ConfigChoice {
         named_config(config)
             .map(ConfigChoice::Named)
             .ok_or_else(|| {
+                let names: Vec<&str> = named_configs().iter().map(|c| c.name.as_str()).collect();
                 format!(
-                    "unknown config '{config}': use one of {} or a file path ending in .conf",
-                    named_configs()
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "unknown config '{config}'{}: use one of {} or a file path ending in .conf",
+                    crate::util::suggest::did_you_mean(config, names.iter().copied()),
+                    names.join(", ")
                 )
             })
     }

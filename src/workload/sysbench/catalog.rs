@@ -334,8 +334,15 @@ pub fn select(names: &[String]) -> Result<Vec<TestDef>, String> {
                 .map(|t| t.name())
                 .collect();
             known.dedup();
+            let hint = crate::util::suggest::did_you_mean(
+                name,
+                all.iter()
+                    .filter(|t| t.reported())
+                    .map(|t| t.test)
+                    .chain(known.iter().map(String::as_str)),
+            );
             return Err(format!(
-                "unknown sysbench test '{name}': use one of {} (or a test name without _range= to run all its ranges)",
+                "unknown sysbench test '{name}'{hint}: use one of {} (or a test name without _range= to run all its ranges)",
                 known.join(", ")
             ));
         }
@@ -412,7 +419,22 @@ mod tests {
             ["read-only_range=10", "insert_range=100"]
         );
         let err = select(&["nope".to_string()]).unwrap_err();
-        assert!(err.starts_with("unknown sysbench test 'nope'"), "{err}");
+        assert!(
+            err.starts_with("unknown sysbench test 'nope': use one of"),
+            "{err}"
+        );
         assert!(!err.contains('\n'));
+        // A typo gets the test it was likely meant to be, by its short name
+        // or its full one.
+        let err = select(&["point-qurey".to_string()]).unwrap_err();
+        assert!(
+            err.starts_with("unknown sysbench test 'point-qurey' (did you mean 'point-query'?): "),
+            "{err}"
+        );
+        let err = select(&["read-only_range=1O".to_string()]).unwrap_err();
+        assert!(
+            err.contains("(did you mean 'read-only_range=10'?)"),
+            "{err}"
+        );
     }
 }

@@ -68,7 +68,8 @@ pub fn flag_set(name: &str) -> Result<&'static FlagSet> {
     flag_sets().iter().find(|f| f.name == name).ok_or_else(|| {
         let names: Vec<&str> = flag_sets().iter().map(|f| f.name.as_str()).collect();
         anyhow::anyhow!(
-            "unknown build '{name}': use one of {} (config/postgres/builds.toml)",
+            "unknown build '{name}'{}: use one of {} (config/postgres/builds.toml)",
+            crate::util::suggest::did_you_mean(name, names.iter().copied()),
             names.join(", ")
         )
     })
