@@ -99,6 +99,12 @@
 # flagged (4.1 %). With the default plant (shared_buffers=128kB, 1,376 s):
 # A/A 1/22 (read-only_range=100 1.030), +-5.1 %; planted 10/22 slower
 # (0.46-0.95), none faster, srv/o higher on 13.
+# Session 27 (2026-12-07, steal 0 %): 916 s, 1/22 (read-only_range=10
+# 0.965), +-4.0 % (point +-4.0, range-noagg +-7.4, range-agg +-2.6 %;
+# between +-1.9, inside +-1.9 %); thirteen A/A runs since the noisy-test
+# fix: 12 of 286 cells flagged (4.2 %). Slices down to 0.05 s and other
+# summaries of the slice pairs (trimmed mean, mean, Hodges-Lehmann) did not
+# narrow the intervals honestly (docs/verdicts.md, "Would shorter slices").
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
 set -euo pipefail
 repeat=${1:-3}
