@@ -74,7 +74,8 @@ impl ClientHosts {
                 }
             }
             _ => Err(format!(
-                "--client-hosts {text}: unknown engine `{engine}`; use local:N, e.g. local:3"
+                "--client-hosts {text}: unknown engine '{engine}'{}: use local:N, ssh:HOST,HOST… or k8s:N, e.g. local:3 or ssh:bench1,bench2",
+                crate::util::suggest::did_you_mean(engine, ["local", "ssh", "k8s"])
             )),
         }
     }
@@ -247,6 +248,13 @@ mod tests {
             let e = ClientHosts::parse(bad).unwrap_err();
             assert!(e.contains("--client-hosts") && !e.contains('\n'), "{e}");
         }
+        // An unknown kind names all three, and the likely one.
+        let e = ClientHosts::parse("sssh:bench1").unwrap_err();
+        assert!(
+            e.contains("unknown engine 'sssh' (did you mean 'ssh'?): use local:N, ssh:"),
+            "{e}"
+        );
+        assert!(e.contains("k8s:N"), "{e}");
     }
 
     #[test]
