@@ -101,8 +101,10 @@
 # (0.46-0.95), none faster, srv/o higher on 13.
 # Session 27 (2026-12-07, steal 0 %): 916 s, 1/22 (read-only_range=10
 # 0.965), +-4.0 % (point +-4.0, range-noagg +-7.4, range-agg +-2.6 %;
-# between +-1.9, inside +-1.9 %); thirteen A/A runs since the noisy-test
-# fix: 12 of 286 cells flagged (4.2 %). Slices down to 0.05 s and other
+# between +-1.9, inside +-1.9 %); 40 minutes later 915 s, 0/22, +-5.3 %
+# (point +-6.1, range-noagg +-5.3, range-agg +-3.4 %; between +-2.6, inside
+# +-3.4 %). Fourteen A/A runs since the noisy-test fix: 12 of 308 cells
+# flagged (3.9 %). Slices down to 0.05 s and other
 # summaries of the slice pairs (trimmed mean, mean, Hodges-Lehmann) did not
 # narrow the intervals honestly (docs/verdicts.md, "Would shorter slices").
 # needs: PostgreSQL server binaries (apt-get install postgresql), python3
