@@ -125,6 +125,7 @@ impl TargetSpec {
         } else if flavor.is_none() && crate::server::postgres::build::is_build_name(source) {
             BinSource::Build(source.to_string())
         } else if let Some((bins, config)) = source.split_once(':')
+            && !config.is_empty()
             && !config.contains('=')
         {
             // `pg@system:cx10b`: a config written like a setting.
@@ -435,6 +436,7 @@ mod tests {
                 "unknown config 'cx10' (did you mean 'cx10",
             ),
             ("pg@system:cx10b", "write pg@system+cx10b"),
+            ("pg@system:", "'system:' is neither"),
             ("mysql@8.0:binlog", "write mysql@8.0+binlog"),
             ("pg+", "ends with '+'"),
             ("mariadb@system+z99", "unknown config 'z99'"),
