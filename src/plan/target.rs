@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 use crate::server::mysql::Flavor;
 use crate::server::postgres::install::VersionReq;
-use crate::server::postgres::named::{is_config_path, named_config, named_configs};
+use crate::server::postgres::named::{is_config_path, named_config, named_config_names};
 
 /// Where a managed server's binaries come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,11 +66,6 @@ pub enum TargetSpec {
         path: PathBuf,
         config: Option<String>,
     },
-}
-
-/// Config names shipped for managed PostgreSQL (`config/postgres/configs.toml`).
-pub fn pg_config_names() -> Vec<&'static str> {
-    named_configs().iter().map(|c| c.name.as_str()).collect()
 }
 
 impl TargetSpec {
@@ -141,7 +136,7 @@ impl TargetSpec {
             && !config_known(flavor, c)
         {
             let names = match flavor {
-                None => pg_config_names(),
+                None => named_config_names(),
                 Some(_) => crate::server::mysql::my_config_names(),
             };
             return Err(format!(

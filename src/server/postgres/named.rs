@@ -111,6 +111,11 @@ pub fn config_sets() -> &'static [ConfigSet] {
     ALL.get_or_init(|| parse_named(SETS_TOML, "sets.toml", |c: &mut ConfigSet, n| c.name = n))
 }
 
+/// The names of the shipped configs, in `configs.toml`'s order.
+pub fn named_config_names() -> Vec<&'static str> {
+    named_configs().iter().map(|c| c.name.as_str()).collect()
+}
+
 /// The shipped config `name`.
 pub fn named_config(name: &str) -> Option<&'static NamedConfig> {
     named_configs().iter().find(|c| c.name == name)
@@ -159,7 +164,7 @@ impl ConfigChoice {
         named_config(config)
             .map(ConfigChoice::Named)
             .ok_or_else(|| {
-                let names: Vec<&str> = named_configs().iter().map(|c| c.name.as_str()).collect();
+                let names = named_config_names();
                 format!(
                     "unknown config '{config}'{}: use one of {} or a file path ending in .conf",
                     crate::util::suggest::did_you_mean(config, names.iter().copied()),

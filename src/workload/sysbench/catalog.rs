@@ -328,16 +328,13 @@ pub fn select(names: &[String]) -> Result<Vec<TestDef>, String> {
             }
         }
         if !found {
-            let mut known: Vec<String> = all
-                .iter()
-                .filter(|t| t.reported())
-                .map(|t| t.name())
-                .collect();
+            let reported: Vec<&TestDef> = all.iter().filter(|t| t.reported()).collect();
+            let mut known: Vec<String> = reported.iter().map(|t| t.name()).collect();
             known.dedup();
             let hint = crate::util::suggest::did_you_mean(
                 name,
-                all.iter()
-                    .filter(|t| t.reported())
+                reported
+                    .iter()
                     .map(|t| t.test)
                     .chain(known.iter().map(String::as_str)),
             );
