@@ -23,6 +23,12 @@
 # Prints, per compared target: cells flagged (QPS), the median half-width
 # overall and per group (what the run could have seen), and the same for
 # the server's and the host's CPU per query (srv/o, cpu/o).
+# 2026-12-07 (session 28), the default with turns inside each slice
+# (--turn-ms 10): `bench/noise.sh 3 pg@system -` 1,341 s, 0/22 flagged,
+# median +-3.1 % (point +-3.7, range-noagg +-3.0, range-agg +-1.1 %), a
+# repetition's log ratio +-0.5 % from the noise inside it and +-1.4 %
+# between repetitions (whole slices the day before: +-4.0 and +-5.3 %,
+# inside a repetition +-1.9 and +-3.4 %).
 # Measured (2026-11-28, 2-vCPU VM, idle, the default placement: servers and
 # client on one CPU): `bench/noise.sh 3 pg@15.18_o2nofp -` 0/22 flagged,
 # median ±1.5 % (point ±2.1, range-noagg ±1.3, range-agg ±1.5 %; unplaced

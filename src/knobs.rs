@@ -120,6 +120,13 @@ knobs! {
     /// two a second, at most 40; 1 = whole steps).
     #[arg(long)]
     SLICES slices: Option<u32> => [Sysbench];
+    /// Milliseconds of each turn within a slice when targets are
+    /// interleaved by step: their clients stay up through the slice and
+    /// take turns this short (A B A B …), so the host's moment-to-moment
+    /// noise falls on all of them alike (default 10; 0 = each slice whole
+    /// on one target, then the next).
+    #[arg(long)]
+    TURN_MS turn_ms: Option<u32> => [Sysbench];
     /// Seconds of the unreported scan warm-ups.
     #[arg(long)]
     SCAN_WARM_SECS scan_warm_secs: Option<f64> => [Sysbench];

@@ -171,6 +171,7 @@ fn averages_agree_with_vmstat_and_iostat_beside_a_write_step() {
             write_secs: 10.0,
             warmup_secs: 0.0,
             slices: 0,
+            turn_ms: 0,
             scan_warm_secs: 1.0,
             postwrite_scale: 0.0,
             seed: 3,

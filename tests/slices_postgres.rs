@@ -4,9 +4,12 @@
 //! statements, with their times and server processes); each stored step
 //! lists its slices, which add up to the step; the report's interval
 //! comes from the slices' pairs and says so. With repetitions, a read test's repetition is the median of
-//! its slice pairs' log ratios. Ctrl-C inside one target's slice keeps
+//! its slice pairs' log ratios. By default the targets' clients take
+//! short turns inside each slice (`--turn-ms`), which the servers' logs
+//! show as runs of one server at a time. Ctrl-C inside one target's slice keeps
 //! that slice and stores the target whose turn never came as interrupted.
-//! Bad values of `--slices` fail in one line before any server starts.
+//! Bad values of `--slices` and `--turn-ms` fail in one line before any
+//! server starts.
 
 mod common;
 
@@ -16,13 +19,26 @@ use common::cli_runs::{Watched, export_json, fails_in_one_line, report_json};
 use common::*;
 
 /// A run of point-query executions a server logged with no pause of
-/// 0.3 s or more (a slice, or slices back to back): its first and last
+/// [`SLICE_GAP`] or more (a slice, or slices back to back): its first and last
 /// logged execution (epoch seconds, from the log's `%n` prefix) and the
 /// server processes (the client sessions) that ran them.
 struct Burst {
     from: f64,
     to: f64,
     pids: std::collections::BTreeSet<String>,
+}
+
+/// The pause that ends a [`Burst`], seconds.
+const SLICE_GAP: f64 = 0.3;
+
+/// The point-query executions in the server log at `log_path`: when
+/// (epoch seconds, from the log's `%n` prefix), in order.
+fn executions(log_path: &str) -> Vec<f64> {
+    let log = std::fs::read_to_string(log_path).unwrap();
+    log.lines()
+        .filter(|l| runs_the_point_query(l))
+        .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+        .collect()
 }
 
 /// The point-query bursts in the server log at `log_path`
@@ -42,7 +58,7 @@ fn bursts(log_path: &str) -> Vec<Burst> {
         let pid = line.split('[').nth(1).and_then(|r| r.split(']').next());
         let pid = pid.unwrap_or_default().to_string();
         match out.last_mut() {
-            Some(b) if at - b.to < 0.3 => {
+            Some(b) if at - b.to < SLICE_GAP => {
                 b.to = at;
                 b.pids.insert(pid);
             }
@@ -121,7 +137,7 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
     let out = sliced_pair_run(
         results,
         "4",
-        &[&["--seed", "5"][..], STATEMENT_LOG].concat(),
+        &[&["--seed", "5", "--turn-ms", "0"][..], STATEMENT_LOG].concat(),
     );
     assert_success(&out);
 
@@ -201,6 +217,89 @@ fn targets_take_turns_slice_by_slice_and_the_interval_pairs_the_slices() {
             .unwrap()
             .contains("slices paired in time")
     );
+    assert!(postgres_pids_mentioning(results).is_empty());
+}
+
+#[test]
+fn targets_take_short_turns_inside_each_slice() {
+    let _serial = serial();
+    let dir = server_tempdir();
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    // Turns of 200 ms, long enough for a 2 % sample of the statements to
+    // show each one in the servers' logs (the default is 10 ms).
+    let out = sliced_pair_run(
+        results,
+        "2",
+        &[&["--turn-ms", "200"][..], STATEMENT_LOG].concat(),
+    );
+    assert_success(&out);
+    let raw = export_json(results);
+    let targets = raw["runs"][0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(raw["runs"][0]["params"]["turn_ms"], 200);
+    // Stored: 4 slices of half a second of each target's own turns, the
+    // same slice on both started together, each slice's wall time the
+    // turns of both (and their warm-ups); the step's turns are its slices'.
+    let mut wall = Vec::new();
+    for t in targets {
+        let step = &t["steps"][0];
+        let slices = step["slices"].as_array().unwrap();
+        assert_eq!(slices.len(), 4, "{step}");
+        for s in slices {
+            let (secs, w) = (
+                s["secs"].as_f64().unwrap(),
+                s["wall_secs"].as_f64().unwrap(),
+            );
+            assert!((0.5..0.6).contains(&secs), "{s}");
+            assert!(w > 2.0 * secs && w < 3.0 * secs, "{s}");
+            assert!((3..=4).contains(&s["turns"].as_u64().unwrap()), "{s}");
+            assert!(s["warm_statements"].as_u64().unwrap() > 0, "{s}");
+        }
+        wall.push(
+            slices
+                .iter()
+                .map(|s| (s["started_at"].clone(), s["wall_secs"].clone()))
+                .collect::<Vec<_>>(),
+        );
+        let turns = &step["metrics"]["turns"];
+        assert_eq!(turns["turn_ms"], 200.0, "{step}");
+        let count: u64 = slices.iter().map(|s| s["turns"].as_u64().unwrap()).sum();
+        assert_eq!(turns["count"], count, "{step}");
+    }
+    assert_eq!(wall[0], wall[1], "each slice ran on both at once");
+    // From the servers' side: the two servers' sampled executions,
+    // merged in time, come in runs of one server at a time, each a turn
+    // (at most 200 ms, and its 5 ms warm-up), never both at once: about
+    // three turns each per slice, the first slice's warm-up turns too.
+    let mut seen: Vec<(f64, usize)> = Vec::new();
+    for (pos, t) in targets.iter().enumerate() {
+        let log = t["extra"]["log"].as_str().unwrap();
+        seen.extend(executions(log).into_iter().map(|at| (at, pos)));
+    }
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut runs: Vec<(f64, f64, usize)> = Vec::new();
+    for &(at, pos) in &seen {
+        match runs.last_mut() {
+            Some(r) if r.2 == pos => r.1 = at,
+            _ => runs.push((at, at, pos)),
+        }
+    }
+    assert!(runs.len() >= 20, "{} runs: {runs:?}", runs.len());
+    let mut spans: Vec<f64> = runs.iter().map(|r| r.1 - r.0).collect();
+    spans.sort_by(f64::total_cmp);
+    let median = spans[spans.len() / 2];
+    assert!(
+        (0.12..0.25).contains(&median),
+        "median turn {median} s: {runs:?}"
+    );
+    // No run is shorter than a fraction of a turn except at its ends: the
+    // servers never ran at the same time.
+    let short = runs[1..runs.len() - 1]
+        .iter()
+        .filter(|r| r.1 - r.0 < 0.05)
+        .count();
+    assert!(short <= 2, "{short} short runs: {runs:?}");
     assert!(postgres_pids_mentioning(results).is_empty());
 }
 
@@ -367,6 +466,26 @@ fn bad_slice_counts_fail_in_one_line_before_any_server_starts() {
         &["--interleave together", "drop --slices 1"],
         within,
     );
+    fails_in_one_line(
+        &["run", "--turn-ms", "2000"],
+        &["--turn-ms 2000", "give 1 to 1000"],
+        within,
+    );
+    fails_in_one_line(
+        &[
+            "run",
+            "--turn-ms",
+            "20",
+            "--interleave",
+            "together",
+            "--target",
+            "pg@system",
+            "--target",
+            "pg@system",
+        ],
+        &["--turn-ms 20", "pass --interleave steps"],
+        within,
+    );
 }
 
 /// The lines of the server log of the target at `position` (repetition
@@ -399,7 +518,7 @@ fn ctrl_c_between_two_targets_slices_keeps_the_slice_that_ran() {
     // Four slices of 4 s; the first target logs its statements, so its
     // first slice's start shows in its log.
     let mut args = sliced_pair_args(results, "16", "pg@system:log_statement=all");
-    args.push("--no-report");
+    args.extend(["--no-report", "--turn-ms", "0"]);
     let mut run = Watched::tidemark(&args);
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !server_log(results, 0).lines().any(runs_the_point_query) {

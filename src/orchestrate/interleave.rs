@@ -352,6 +352,10 @@ fn run_sliced(
         prepared.iter().map(|_| Vec::new()).collect();
     let mut stopped = vec![false; prepared.len()];
     let at_once = plan.interleave == Interleave::Together;
+    // Short turns inside each slice, every target's clients up through it.
+    let turn =
+        (!at_once && plan.sysbench.turn_ms > 0 && prepared.iter().all(|(_, t)| t.takes_turns()))
+            .then(|| std::time::Duration::from_millis(u64::from(plan.sysbench.turn_ms)));
     for k in 0..n {
         if cancelled() {
             break;
@@ -380,6 +384,12 @@ fn run_sliced(
                     .map(|h| h.join().expect("a slice's thread panicked"))
                     .collect()
             })
+        } else if let Some(turn) = turn {
+            let sides: Vec<(usize, &sysbench::PreparedTest, &KeptConnections)> = turns
+                .iter()
+                .map(|&j| (j, &prepared[j].1, &kept[j]))
+                .collect();
+            run_turn_slice(plan, &sides, (k, n), turn, &mut measuring, view)
         } else {
             // Taking turns; on Ctrl-C the slices this round already ran
             // are still kept below (the next round does not start).
@@ -455,6 +465,65 @@ fn run_slice(
     m.pause();
     let started_at = started_at.unwrap_or_else(crate::util::time::now_rfc3339);
     (started_at, result)
+}
+
+/// Runs slice `k` of `n` on every target in `sides` (its index among the
+/// cell's targets, its test and its kept connections) at once, their
+/// clients taking turns of `turn` (the first side first), each target's
+/// samplers in `measuring` ticked alike; returns when the slice's measured
+/// interval began (the same for all) and what each target measured.
+fn run_turn_slice(
+    plan: &Plan,
+    sides: &[(usize, &sysbench::PreparedTest, &KeptConnections)],
+    (k, n): (u32, u32),
+    turn: std::time::Duration,
+    measuring: &mut [super::step::Measuring],
+    view: &ProgressView,
+) -> Vec<(usize, (String, crate::runner::StepResult))> {
+    let (_, first, _) = sides[0];
+    let slice_plan = first.slice_plan(k, n);
+    let tests: Vec<(&sysbench::PreparedTest, &dyn crate::db::Connector)> = sides
+        .iter()
+        .map(|&(_, t, c)| (t, c as &dyn crate::db::Connector))
+        .collect();
+    let mut started_at = None;
+    let result = sysbench::PreparedTest::run_turns(
+        plan,
+        &tests,
+        &slice_plan,
+        (first.slice_seed(k), turn),
+        super::cancel_flag(),
+        &mut |p| {
+            if !p.warming_up && started_at.is_none() {
+                started_at = Some(crate::util::time::now_rfc3339());
+            }
+            for &(j, _, _) in sides {
+                measuring[j].progress(p);
+            }
+            view.step(p)
+        },
+    );
+    for &(j, _, _) in sides {
+        measuring[j].pause();
+    }
+    let started_at = started_at.unwrap_or_else(crate::util::time::now_rfc3339);
+    let results: Vec<crate::runner::StepResult> = match result {
+        Ok(r) => r,
+        Err(e) => sides
+            .iter()
+            .map(|_| {
+                crate::runner::StepResult::failed(
+                    slice_plan.threads,
+                    format!("clients could not start: {e}"),
+                )
+            })
+            .collect(),
+    };
+    sides
+        .iter()
+        .zip(results)
+        .map(|(&(j, _, _), r)| (j, (started_at.clone(), r)))
+        .collect()
 }
 
 /// A live target's server, label and target row of one repetition.

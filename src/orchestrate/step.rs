@@ -122,7 +122,7 @@ pub struct Reading<'a> {
 /// QPS, A.7: BEGIN and COMMIT included).
 pub const PER_QUERY: Reading<'static> = Reading {
     line: &qps_line,
-    per_op: &|r| OpRates::queries(r.qps()),
+    per_op: &|r| OpRates::queries(crate::record::slices::cost_rate(r)),
 };
 
 /// The sysbench way: QPS, TPS and p99 latency.

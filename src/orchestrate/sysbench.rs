@@ -319,6 +319,51 @@ impl PreparedTest {
         }
     }
 
+    /// Whether the test's clients can take turns with other targets'
+    /// (`--turn-ms`): a thread each, in this process.
+    pub fn takes_turns(&self) -> bool {
+        matches!(self.engine, Engine::Runner { loops: None })
+    }
+
+    /// The suite's clients draw their keys from `seed`.
+    fn seeded(&self, seed: u64) -> Sysbench {
+        let mut params = self.suite.params.clone();
+        params.seed = seed;
+        Sysbench {
+            params,
+            dialect: self.suite.dialect,
+        }
+    }
+
+    /// Runs the clients of `tests` (one test made ready on several
+    /// targets, each with its connector) taking turns of `turn` over
+    /// `step_plan`, every target's keys drawn from `seed`: one result per
+    /// target ([`crate::runner::run_turns`]).
+    pub fn run_turns(
+        plan: &Plan,
+        tests: &[(&PreparedTest, &dyn Connector)],
+        step_plan: &crate::runner::StepPlan,
+        (seed, turn): (u64, std::time::Duration),
+        cancel: &std::sync::atomic::AtomicBool,
+        progress: &mut dyn FnMut(&crate::runner::Progress<'_>),
+    ) -> Result<Vec<crate::runner::StepResult>, crate::db::DbError> {
+        let suites: Vec<Sysbench> = tests.iter().map(|(t, _)| t.seeded(seed)).collect();
+        let clients: Vec<_> = suites
+            .iter()
+            .zip(tests)
+            .map(|(s, (t, _))| s.clients(&plan.tests[t.seq], 0))
+            .collect();
+        let sides: Vec<crate::runner::Side<'_>> = clients
+            .iter()
+            .zip(tests)
+            .map(|(work, (_, connector))| crate::runner::Side {
+                connector: *connector,
+                work,
+            })
+            .collect();
+        crate::runner::run_turns(step_plan, turn, &sides, cancel, progress)
+    }
+
     /// Runs the clients once over `step_plan` with key seed `seed`.
     pub fn run(
         &self,
@@ -329,12 +374,7 @@ impl PreparedTest {
         cancel: &std::sync::atomic::AtomicBool,
         progress: &mut dyn FnMut(&crate::runner::Progress<'_>),
     ) -> Result<crate::runner::StepResult, crate::db::DbError> {
-        let mut params = self.suite.params.clone();
-        params.seed = seed;
-        let suite = Sysbench {
-            params,
-            dialect: self.suite.dialect,
-        };
+        let suite = self.seeded(seed);
         let test = &plan.tests[self.seq];
         match &self.engine {
             Engine::Sharded(s) => {

@@ -356,6 +356,13 @@ impl Plan {
                 ));
             }
         }
+        if let Some(ms @ 1..) = input.overrides.turn_ms
+            && interleave != interleave::Interleave::Steps
+        {
+            return Err(format!(
+                "--turn-ms {ms} takes turns between targets inside a test's slices, which only --interleave steps has: drop --turn-ms or pass --interleave steps"
+            ));
+        }
         let instructions = instructions::instruction_events(&input, suite, &targets)?;
         Ok(Plan {
             instructions,

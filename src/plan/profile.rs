@@ -8,7 +8,9 @@ pub use crate::knobs::Overrides;
 use crate::knobs::ThreadCounts;
 use crate::record::SuiteName;
 use crate::workload::ibench::IbenchParams;
-use crate::workload::sysbench::{DEFAULT_MUX_FROM, MIN_SLICE_SECS, SysbenchParams};
+use crate::workload::sysbench::{
+    DEFAULT_MUX_FROM, DEFAULT_TURN_MS, MAX_TURN_MS, MIN_SLICE_SECS, SysbenchParams,
+};
 
 /// The suite choice of a run (`--suite`): one suite, or `all` of the
 /// built-in ones. The suites themselves and their stored names are
@@ -177,6 +179,7 @@ impl Profile {
                 write_secs: 5.0,
                 warmup_secs: 1.0,
                 slices: 0,
+                turn_ms: DEFAULT_TURN_MS,
                 scan_warm_secs: 5.0,
                 postwrite_scale: 0.05,
                 seed: 1,
@@ -190,6 +193,7 @@ impl Profile {
                 write_secs: 900.0,
                 warmup_secs: 5.0,
                 slices: 0,
+                turn_ms: DEFAULT_TURN_MS,
                 scan_warm_secs: 60.0,
                 postwrite_scale: 1.0,
                 seed: 1,
@@ -245,6 +249,12 @@ pub(super) fn sysbench_params(profile: Profile, o: &Overrides) -> Result<Sysbenc
         }
     } else if o.slices == Some(0) {
         return Err("--slices must be at least 1 (1: whole steps, no slices)".into());
+    }
+    if p.turn_ms > MAX_TURN_MS {
+        return Err(format!(
+            "--turn-ms {}: give 1 to {MAX_TURN_MS} (turns this long within a slice) or 0 (each slice whole on one target)",
+            p.turn_ms
+        ));
     }
     if !(p.postwrite_scale >= 0.0 && p.postwrite_scale.is_finite()) {
         return Err("--postwrite-scale must be zero or a positive factor".into());
@@ -307,6 +317,7 @@ mod tests {
             write_secs: Some(2.5),
             warmup_secs: Some(0.0),
             slices: Some(3),
+            turn_ms: Some(20),
             scan_warm_secs: Some(0.5),
             postwrite_scale: Some(0.0),
             seed: Some(7),
@@ -325,6 +336,7 @@ mod tests {
                 write_secs: 2.5,
                 warmup_secs: 0.0,
                 slices: 3,
+                turn_ms: 20,
                 scan_warm_secs: 0.5,
                 postwrite_scale: 0.0,
                 seed: 7,
@@ -352,6 +364,17 @@ mod tests {
             e.contains("--slices must be at least 1") && !e.contains('\n'),
             "{e}"
         );
+        // Turns of at most a second.
+        let long_turns = Overrides {
+            turn_ms: Some(1001),
+            ..Overrides::default()
+        };
+        let e = sysbench_params(Profile::Quick, &long_turns).unwrap_err();
+        assert!(
+            e.starts_with("--turn-ms 1001: give 1 to 1000") && !e.contains('\n'),
+            "{e}"
+        );
+        assert_eq!(Profile::Quick.sysbench().turn_ms, DEFAULT_TURN_MS);
         // The default: two a second, at most 40.
         let p = Profile::Quick.sysbench();
         assert_eq!(

@@ -24,6 +24,36 @@ pub struct Slice {
     pub events: u64,
     pub statements: u64,
     pub errors: u64,
+    /// When the targets took short turns inside the slice (`--turn-ms`):
+    /// the wall time the slice took, all targets' turns together, which
+    /// the host's sampled seconds cover (`secs` is this target's turns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_secs: Option<f64>,
+    /// This target's turns in the slice (0: measured whole).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turns: u64,
+    /// Statements this target ran in its turns' warm-ups (not counted in
+    /// `statements`; their cost is in the host's sampled seconds).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warm_statements: u64,
+}
+
+impl Slice {
+    /// Statements per second of the wall time the host's cost was sampled
+    /// over: every statement the target ran in it, over its wall time
+    /// when taken in turns (the other targets' turns are in it too).
+    pub fn cost_rate(&self) -> f64 {
+        let wall = self.wall_secs.unwrap_or(self.secs);
+        if wall > 0.0 {
+            (self.statements + self.warm_statements) as f64 / wall
+        } else {
+            0.0
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Slice {
@@ -83,6 +113,7 @@ pub fn join(parts: Vec<(String, StepResult)>) -> Option<StepResult> {
             step.failure = part.failure;
         }
     }
+    let turns = turns_of(step.metrics.as_ref());
     let list = serde_json::to_value(&slices).expect("slices serialize");
     match &mut step.metrics {
         Some(Value::Object(m)) => {
@@ -90,7 +121,45 @@ pub fn join(parts: Vec<(String, StepResult)>) -> Option<StepResult> {
         }
         other => *other = Some(serde_json::json!({ "slices": list })),
     }
+    // Taken in turns: the step's turns are every slice's.
+    if let (Some(first), Some(Value::Object(m))) = (turns, &mut step.metrics) {
+        let wall: f64 = slices.iter().filter_map(|s| s.wall_secs).sum();
+        let count: u64 = slices.iter().map(|s| s.turns).sum();
+        let warm: u64 = slices.iter().map(|s| s.warm_statements).sum();
+        m.insert(
+            "turns".into(),
+            serde_json::json!({"turn_ms": first.turn_ms, "count": count,
+                "wall_secs": wall, "warm_statements": warm}),
+        );
+    }
     Some(step)
+}
+
+/// What a step (or a slice) measured in turns says of them: their
+/// length, how many this target took, and the wall time they spanned.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+struct Turns {
+    turn_ms: f64,
+    count: u64,
+    wall_secs: f64,
+    #[serde(default)]
+    warm_statements: u64,
+}
+
+fn turns_of(metrics: Option<&Value>) -> Option<Turns> {
+    serde_json::from_value(metrics?.get("turns")?.clone()).ok()
+}
+
+/// Statements per second of the time a step's host cost was sampled
+/// over: its QPS, or when its targets took turns, every statement it ran
+/// (its turns' warm-ups too) over the wall time of all targets' turns.
+pub fn cost_rate(r: &StepResult) -> f64 {
+    match turns_of(r.metrics.as_ref()) {
+        Some(t) if t.wall_secs > 0.0 => {
+            (r.counts.statements + t.warm_statements) as f64 / t.wall_secs
+        }
+        _ => r.qps(),
+    }
 }
 
 /// The slices stored in a step's metrics, in the order measured; empty
@@ -138,11 +207,13 @@ pub fn costs(slices: &[Slice], rows: &[HostSecond], ncpu: u32) -> Option<Vec<Sli
         .map(|(slice, run)| {
             // The step's own formulas (`cpu/o`, `srv/o`), over the slice's
             // rows and at its rate.
+            // Taken in turns, the rows cover every target's turns.
+            let wall = slice.wall_secs.unwrap_or(slice.secs);
             let avg = averages(run)?;
-            if (avg.secs - slice.secs).abs() > 0.1 * slice.secs + 0.05 {
+            if (avg.secs - wall).abs() > 0.1 * wall + 0.05 {
                 return None;
             }
-            let p = per_op(&avg, ncpu, &OpRates::queries(slice.qps()));
+            let p = per_op(&avg, ncpu, &OpRates::queries(slice.cost_rate()));
             // srv/o only when every row of the slice read the server.
             let server_read = run.iter().all(|r| r.server_cpu_pct.is_some());
             Some(SliceCost {
@@ -154,6 +225,7 @@ pub fn costs(slices: &[Slice], rows: &[HostSecond], ncpu: u32) -> Option<Vec<Sli
 }
 
 fn slice_of(index: u32, started_at: String, r: &StepResult) -> Slice {
+    let turns = turns_of(r.metrics.as_ref());
     Slice {
         index,
         started_at,
@@ -161,6 +233,9 @@ fn slice_of(index: u32, started_at: String, r: &StepResult) -> Slice {
         events: r.counts.events,
         statements: r.counts.statements,
         errors: r.counts.errors,
+        wall_secs: turns.map(|t| t.wall_secs),
+        turns: turns.map_or(0, |t| t.count),
+        warm_statements: turns.map_or(0, |t| t.warm_statements),
     }
 }
 
@@ -258,6 +333,9 @@ mod tests {
             events: statements,
             statements,
             errors: 0,
+            wall_secs: None,
+            turns: 0,
+            warm_statements: 0,
         }
     }
 

@@ -21,6 +21,7 @@ use hdrhistogram::Histogram;
 
 use super::pace::Pacer;
 use super::result::{ClientResult, keep_error_sample, new_histogram};
+use super::turns::Seat;
 use super::{ClientWork, thread_cpu_secs};
 use crate::db::{Conn, ErrorKind};
 
@@ -80,13 +81,13 @@ impl Peers<'_> {
     }
 
     #[inline]
-    fn wake(&self, i: usize) {
+    pub(crate) fn wake(&self, i: usize) {
         if let Some(t) = self.threads.get(i).and_then(OnceLock::get) {
             t.unpark();
         }
     }
 
-    fn wake_all(&self) {
+    pub(crate) fn wake_all(&self) {
         for i in 0..self.threads.len() {
             self.wake(i);
         }
@@ -108,6 +109,9 @@ pub(crate) struct LoopRules<'a> {
     pub until_ended: Option<usize>,
     pub pacer: Option<Pacer>,
     pub gate: Option<&'a Gate>,
+    /// The thread's side when several targets take turns
+    /// ([`super::turns`]): it starts an event only while its side is open.
+    pub turn: Option<&'a Seat<'a>>,
     /// Threads to wake after each of this thread's events.
     pub wakes: &'a [usize],
     pub peers: &'a Peers<'a>,
@@ -120,7 +124,7 @@ pub(crate) struct LoopRules<'a> {
 
 impl LoopRules<'_> {
     #[inline]
-    fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
             || self.abort.is_some_and(|a| a.load(Ordering::Relaxed))
             || self.until_ended.is_some_and(|u| self.peers.ended(u))
@@ -188,6 +192,8 @@ pub(crate) fn drive(
     let mut samples: Vec<String> = Vec::new();
     let mut measuring = false;
     let mut cpu_start = 0.0;
+    // CPU of the turns' warm-ups after measuring began (not counted).
+    let (mut was_counted, mut uncounted_from, mut uncounted_cpu) = (true, 0.0, 0.0);
     let mut last_end = rules.measure_from;
     let mut connection_lost = false;
     let mut fatal = None;
@@ -217,8 +223,27 @@ pub(crate) fn drive(
             }
             None => None,
         };
+        // Taking turns: wait for this side's turn; an event in a turn's
+        // warm-up runs but is not counted, nor is its CPU.
+        let counted = match rules.turn.map(|seat| seat.enter(rules)) {
+            Some(None) => break,
+            Some(Some(counted)) => counted,
+            None => true,
+        };
+        if measuring && counted != was_counted {
+            let now = thread_cpu_secs();
+            if !counted {
+                uncounted_from = now;
+            } else {
+                uncounted_cpu += now - uncounted_from;
+            }
+        }
+        was_counted = counted;
         let t0 = Instant::now();
         if rules.deadline.is_some_and(|d| t0 >= d) {
+            if let Some(seat) = rules.turn {
+                seat.leave();
+            }
             break;
         }
         if !measuring && t0 >= rules.measure_from {
@@ -228,7 +253,13 @@ pub(crate) fn drive(
         }
         let outcome = work.event(conn);
         let t1 = Instant::now();
-        if !measuring {
+        if let Some(seat) = rules.turn {
+            seat.leave();
+        }
+        if !measuring || !counted {
+            if let (true, Ok(d), Some(seat)) = (measuring, &outcome, rules.turn) {
+                seat.warm_statements(d.statements);
+            }
             if let Err(e) = outcome
                 && e.kind == ErrorKind::Connection
             {
@@ -308,7 +339,11 @@ pub(crate) fn drive(
         last_end = last_end.max(p.schedule_end());
     }
     let cpu_secs = if measuring {
-        thread_cpu_secs() - cpu_start
+        let now = thread_cpu_secs();
+        if !was_counted {
+            uncounted_cpu += now - uncounted_from;
+        }
+        now - cpu_start - uncounted_cpu
     } else {
         0.0
     };

@@ -26,6 +26,7 @@ pub mod pace;
 mod ramp;
 pub use crate::record::step as result;
 pub mod roles;
+pub mod turns;
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +44,7 @@ pub use result::{
     ClientResult, Counts, RoleClient, RoleResult, RoleSecond, SecondSample, StepResult, StepStatus,
 };
 pub use roles::{RolesPlan, ThreadPlan, run_roles};
+pub use turns::{Side, run_turns};
 
 /// What one event did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -210,6 +212,7 @@ pub fn run_step(
                         until_ended: None,
                         pacer: rate_per_client.and_then(|r| pace::Pacer::new(start, r)),
                         gate: None,
+                        turn: None,
                         wakes: &[],
                         peers,
                         cancel,

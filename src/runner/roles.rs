@@ -132,6 +132,7 @@ pub fn run_roles(
                         until_ended: spec.until_ended,
                         pacer: spec.pace.and_then(|r| Pacer::new(start, r)),
                         gate: spec.gate.as_ref(),
+                        turn: None,
                         wakes: &spec.wakes,
                         peers,
                         cancel,

@@ -26,6 +26,7 @@ pub fn suite(dialect: Dialect, step_secs: f64) -> Sysbench {
             write_secs: step_secs,
             warmup_secs: 0.0,
             slices: 0,
+            turn_ms: 0,
             scan_warm_secs: 0.3,
             postwrite_scale: 0.0,
             seed: 7,
