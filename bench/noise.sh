@@ -28,7 +28,9 @@
 # median +-3.1 % (point +-3.7, range-noagg +-3.0, range-agg +-1.1 %), a
 # repetition's log ratio +-0.5 % from the noise inside it and +-1.4 %
 # between repetitions (whole slices the day before: +-4.0 and +-5.3 %,
-# inside a repetition +-1.9 and +-3.4 %).
+# inside a repetition +-1.9 and +-3.4 %). The default planted run after it
+# (1,963 s): A/A 0/22, +-3.3 %; shared_buffers=128kB 20/22 slower (whole
+# slices: 10/22), the smallest found 0.978 (read-only_range=10000).
 # Measured (2026-11-28, 2-vCPU VM, idle, the default placement: servers and
 # client on one CPU): `bench/noise.sh 3 pg@15.18_o2nofp -` 0/22 flagged,
 # median ±1.5 % (point ±2.1, range-noagg ±1.3, range-agg ±1.5 %; unplaced

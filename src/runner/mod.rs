@@ -191,14 +191,7 @@ pub fn run_step(
             let builder = std::thread::Builder::new().name(format!("client-{client}"));
             let join = builder
                 .spawn_scoped(scope, move || {
-                    let setup = {
-                        let _turn = ramp.admit();
-                        connector.connect().and_then(|mut conn| {
-                            let mut work = work.client(client);
-                            work.prepare(conn.as_mut())?;
-                            Ok((conn, work))
-                        })
-                    };
+                    let setup = connect_client(ramp, connector, work, client);
                     let (mut conn, mut work, start) = crew.ready(client as usize, setup)?;
                     let rules = LoopRules {
                         index: client as usize,
@@ -235,6 +228,24 @@ pub fn run_step(
         let start = crew.open(&mut joins, hold)?;
         run.finish(start, joins, on_progress)
     })
+}
+
+/// A client thread's connection and its loop body, prepared.
+type ClientSetup = (Box<dyn Conn>, Box<dyn ClientWork>);
+
+/// Client `client`'s connection (through the connect `ramp`) with its
+/// loop body prepared on it: a client thread's set-up before the start.
+fn connect_client(
+    ramp: &ramp::ConnectRamp,
+    connector: &dyn Connector,
+    work: &dyn StepWork,
+    client: u32,
+) -> Result<ClientSetup, DbError> {
+    let _turn = ramp.admit();
+    let mut conn = connector.connect()?;
+    let mut work = work.client(client);
+    work.prepare(conn.as_mut())?;
+    Ok((conn, work))
 }
 
 /// The coordinating side of a step whose threads were spawned: watch them

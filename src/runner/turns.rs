@@ -285,14 +285,7 @@ pub fn run_turns(
             let join = std::thread::Builder::new()
                 .name(format!("client-{side}-{client}"))
                 .spawn_scoped(scope, move || {
-                    let setup = {
-                        let _turn = ramp.admit();
-                        connector.connect().and_then(|mut conn| {
-                            let mut work = work.client(client);
-                            work.prepare(conn.as_mut())?;
-                            Ok((conn, work))
-                        })
-                    };
+                    let setup = super::connect_client(ramp, connector, work, client);
                     let (mut conn, mut work, start) = crew.ready(index, setup)?;
                     let seat = Seat { table, side };
                     let rules = LoopRules {
