@@ -249,6 +249,8 @@ pub(crate) fn drive(
         if !measuring && t0 >= rules.measure_from {
             measuring = true;
             cpu_start = thread_cpu_secs();
+            // Measuring may begin inside a turn's warm-up.
+            uncounted_from = cpu_start;
             work.measuring();
         }
         let outcome = work.event(conn);

@@ -395,12 +395,21 @@ mod tests {
     use crate::runner::{ClientWork, Done};
     use std::sync::Mutex;
 
+    /// What a side's event does after its `SELECT 1`: sleep 200 µs, or
+    /// keep its client's CPU busy for as long.
+    const HOLD: Duration = Duration::from_micros(200);
+
+    /// The events the sides ran: (side, start, end).
+    type EventLog = Mutex<Vec<(usize, Instant, Instant)>>;
+
     /// One event: records (side, start, end) in the shared log, after
-    /// running `SELECT 1` on its side's own database.
+    /// running `SELECT 1` on its side's own database and holding for
+    /// [`HOLD`], asleep or spinning.
     struct Logged {
         side: usize,
+        spin: bool,
         stmt: Option<StmtId>,
-        log: &'static Mutex<Vec<(usize, Instant, Instant)>>,
+        log: &'static EventLog,
     }
 
     impl ClientWork for Logged {
@@ -411,7 +420,13 @@ mod tests {
         fn event(&mut self, conn: &mut dyn Conn) -> Result<Done, DbError> {
             let t0 = Instant::now();
             conn.execute(self.stmt.expect("prepared"), &[])?;
-            std::thread::sleep(Duration::from_micros(200));
+            if self.spin {
+                while t0.elapsed() < HOLD {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::sleep(HOLD);
+            }
             self.log
                 .lock()
                 .unwrap()
@@ -423,10 +438,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sides_never_run_at_once_and_each_is_timed_by_its_own_turns() {
-        let log: &'static Mutex<Vec<(usize, Instant, Instant)>> =
-            Box::leak(Box::new(Mutex::new(Vec::new())));
+    /// Two sides on SQLite databases of their own taking 20 ms turns over
+    /// `plan`, their events spinning or not: each side's result, and the
+    /// events in the order they started.
+    fn two_sides(plan: &StepPlan, spin: bool) -> (Vec<StepResult>, Vec<(usize, Instant, Instant)>) {
+        let log: &'static EventLog = Box::leak(Box::new(Mutex::new(Vec::new())));
         let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
         let connectors: Vec<SqliteConnector> = dirs
             .iter()
@@ -443,6 +459,7 @@ mod tests {
                 move |_| {
                     Box::new(Logged {
                         side,
+                        spin,
                         stmt: None,
                         log,
                     }) as Box<dyn ClientWork>
@@ -455,22 +472,30 @@ mod tests {
                 work: &works[j],
             })
             .collect();
-        let plan = StepPlan {
-            label: "t".into(),
-            threads: 2,
-            warmup: Duration::from_millis(50),
-            duration: Duration::from_millis(400),
-        };
         let cancel = AtomicBool::new(false);
-        let began = Instant::now();
         let results = run_turns(
-            &plan,
+            plan,
             Duration::from_millis(20),
             &sides,
             &cancel,
             &mut |_| {},
         )
         .unwrap();
+        let mut events = log.lock().unwrap().clone();
+        events.sort_by_key(|e| e.1);
+        (results, events)
+    }
+
+    #[test]
+    fn sides_never_run_at_once_and_each_is_timed_by_its_own_turns() {
+        let plan = StepPlan {
+            label: "t".into(),
+            threads: 2,
+            warmup: Duration::from_millis(50),
+            duration: Duration::from_millis(400),
+        };
+        let began = Instant::now();
+        let (results, events) = two_sides(&plan, false);
         let took = began.elapsed();
         assert_eq!(results.len(), 2);
         for r in &results {
@@ -489,8 +514,6 @@ mod tests {
         assert!(took >= Duration::from_millis(900), "{took:?}");
         // No event of one side overlaps an event of the other, and the
         // sides took turns: many switches, none run of one side too long.
-        let mut events = log.lock().unwrap().clone();
-        events.sort_by_key(|e| e.1);
         let mut switches = 0;
         for (i, a) in events.iter().enumerate() {
             for b in &events[i + 1..] {
@@ -504,5 +527,23 @@ mod tests {
             switches += usize::from(w[0].0 != w[1].0);
         }
         assert!(switches >= 40, "{switches} switches");
+    }
+
+    #[test]
+    fn the_client_cpu_is_that_of_the_counted_events_only() {
+        // One thread a side (no contention for the CPUs), a long warm-up
+        // whose CPU must not be subtracted from, nor added to, the count.
+        let plan = StepPlan {
+            label: "t".into(),
+            threads: 1,
+            warmup: Duration::from_millis(300),
+            duration: Duration::from_millis(400),
+        };
+        let (results, _) = two_sides(&plan, true);
+        for r in &results {
+            let spun = r.counts.events as f64 * HOLD.as_secs_f64();
+            let ratio = r.client_cpu_secs / spun;
+            assert!((0.7..1.6).contains(&ratio), "client CPU {ratio} x the spin");
+        }
     }
 }
