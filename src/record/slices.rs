@@ -39,24 +39,6 @@ pub struct Slice {
 }
 
 impl Slice {
-    /// Statements per second of the wall time the host's cost was sampled
-    /// over: every statement the target ran in it, over its wall time
-    /// when taken in turns (the other targets' turns are in it too).
-    pub fn cost_rate(&self) -> f64 {
-        let wall = self.wall_secs.unwrap_or(self.secs);
-        if wall > 0.0 {
-            (self.statements + self.warm_statements) as f64 / wall
-        } else {
-            0.0
-        }
-    }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl Slice {
     /// Statements per second over the slice (sysbench's QPS).
     pub fn qps(&self) -> f64 {
         if self.secs > 0.0 {
@@ -64,6 +46,31 @@ impl Slice {
         } else {
             0.0
         }
+    }
+
+    /// The seconds the host's sampler covered for the slice: its wall
+    /// time when taken in turns (the other targets' turns are in it too),
+    /// else its measured seconds.
+    pub fn sampled_secs(&self) -> f64 {
+        self.wall_secs.unwrap_or(self.secs)
+    }
+
+    /// Statements per second of [`Slice::sampled_secs`]: every statement
+    /// the target ran in them, its turns' warm-ups too.
+    pub fn cost_rate(&self) -> f64 {
+        per_sampled_second(self.statements + self.warm_statements, self.sampled_secs())
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn per_sampled_second(statements: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        statements as f64 / secs
+    } else {
+        0.0
     }
 }
 
@@ -155,10 +162,8 @@ fn turns_of(metrics: Option<&Value>) -> Option<Turns> {
 /// (its turns' warm-ups too) over the wall time of all targets' turns.
 pub fn cost_rate(r: &StepResult) -> f64 {
     match turns_of(r.metrics.as_ref()) {
-        Some(t) if t.wall_secs > 0.0 => {
-            (r.counts.statements + t.warm_statements) as f64 / t.wall_secs
-        }
-        _ => r.qps(),
+        Some(t) => per_sampled_second(r.counts.statements + t.warm_statements, t.wall_secs),
+        None => r.qps(),
     }
 }
 
@@ -208,7 +213,7 @@ pub fn costs(slices: &[Slice], rows: &[HostSecond], ncpu: u32) -> Option<Vec<Sli
             // The step's own formulas (`cpu/o`, `srv/o`), over the slice's
             // rows and at its rate.
             // Taken in turns, the rows cover every target's turns.
-            let wall = slice.wall_secs.unwrap_or(slice.secs);
+            let wall = slice.sampled_secs();
             let avg = averages(run)?;
             if (avg.secs - wall).abs() > 0.1 * wall + 0.05 {
                 return None;

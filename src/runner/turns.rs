@@ -153,10 +153,10 @@ struct SideTime {
     turns: u32,
 }
 
-/// The conductor's schedule: `sides` sides, turns of `turn`, each side
+/// The conductor's plan: `sides` sides, turns of `turn`, each side
 /// given turns until it has `duration` of measured turns; turns before
 /// `measure_from` are the warm-up (cut so that none straddles it).
-struct Schedule {
+struct TurnPlan {
     sides: usize,
     turn: Duration,
     /// The unmeasured start of each measured turn ([`TURN_WARMUP`]).
@@ -194,7 +194,7 @@ fn hold_open(
 /// is cancelled or aborted), then stops every thread; returns each side's
 /// measured time and when the measured part ended.
 fn conduct(
-    s: &Schedule,
+    s: &TurnPlan,
     table: &TurnTable,
     peers: &Peers<'_>,
     threads_per_side: usize,
@@ -257,9 +257,10 @@ fn conduct(
 /// clients (a thread and a connection each), about `plan.warmup` of
 /// warm-up turns and `plan.duration` of measured turns. Returns one result
 /// per side, its seconds the sum of its measured turns and its metrics
-/// saying so (`{"turns": {"turn_ms", "count", "wall_secs"}}`: the wall
-/// time the measured part took, which a sampler covering all sides
-/// divides by). Fails only when clients cannot connect or prepare.
+/// saying so (`{"turns": {"turn_ms", "count", "wall_secs",
+/// "warm_statements"}}`: the wall time the measured part took, which a
+/// sampler covering all sides divides by, and the statements of the turns'
+/// warm-ups in it). Fails only when clients cannot connect or prepare.
 pub fn run_turns(
     plan: &StepPlan,
     turn: Duration,
@@ -276,7 +277,7 @@ pub fn run_turns(
     let stop = AtomicBool::new(false);
     let warmup_wall = plan.warmup * sides.len() as u32;
 
-    let (start, ends, seconds, times, ended) = std::thread::scope(|scope| {
+    let (measure_from, ends, seconds, times, ended) = std::thread::scope(|scope| {
         let mut joins = Vec::with_capacity(n);
         for index in 0..n {
             let (side, client) = (index / per_side, (index % per_side) as u32);
@@ -310,18 +311,19 @@ pub fn run_turns(
             joins.push(join);
         }
         let start = crew.open(&mut joins, &super::crew::no_hold)?;
-        let schedule = Schedule {
+        let measure_from = start + warmup_wall;
+        let turn_plan = TurnPlan {
             sides: sides.len(),
             turn,
             turn_warmup: TURN_WARMUP,
-            measure_from: start + warmup_wall,
+            measure_from,
             duration: plan.duration,
         };
         let (table, peers, stop) = (&table, &peers, &stop);
         let conductor = std::thread::Builder::new()
             .name("turns".into())
             .spawn_scoped(scope, move || {
-                conduct(&schedule, table, peers, per_side, stop, cancel)
+                conduct(&turn_plan, table, peers, per_side, stop, cancel)
             })
             .expect("spawning the conductor");
         let quotas = vec![None; n];
@@ -332,7 +334,7 @@ pub fn run_turns(
         let watch = Watch {
             label: &plan.label,
             start,
-            measure_from: start + warmup_wall,
+            measure_from,
             end: None,
             quotas: &quotas,
             cancel,
@@ -342,9 +344,8 @@ pub fn run_turns(
             on_progress(&Progress { total, ..*p })
         });
         let (times, ended) = conductor.join().expect("the conductor panicked");
-        Ok((start, ends, seconds, times, ended))
+        Ok((measure_from, ends, seconds, times, ended))
     })?;
-    let measure_from = start + warmup_wall;
     let wall_secs = ended.saturating_duration_since(measure_from).as_secs_f64();
     let mut ends = ends.into_iter();
     let results = times
