@@ -278,11 +278,19 @@ fn targets_take_short_turns_inside_each_slice() {
         seen.extend(executions(log).into_iter().map(|at| (at, pos)));
     }
     seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The log's times are to the millisecond: one turn's last execution
+    // and the next turn's first can share one. Such a tie is ordered to
+    // continue the run before it (either order is one server at a time).
     let mut runs: Vec<(f64, f64, usize)> = Vec::new();
-    for &(at, pos) in &seen {
-        match runs.last_mut() {
-            Some(r) if r.2 == pos => r.1 = at,
-            _ => runs.push((at, at, pos)),
+    for tie in seen.chunk_by(|a, b| a.0 == b.0) {
+        let current = runs.last().map(|r| r.2);
+        let mut tie = tie.to_vec();
+        tie.sort_by_key(|&(_, pos)| Some(pos) != current);
+        for (at, pos) in tie {
+            match runs.last_mut() {
+                Some(r) if r.2 == pos => r.1 = at,
+                _ => runs.push((at, at, pos)),
+            }
         }
     }
     assert!(runs.len() >= 20, "{} runs: {runs:?}", runs.len());
