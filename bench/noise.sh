@@ -31,6 +31,12 @@
 # inside a repetition +-1.9 and +-3.4 %). The default planted run after it
 # (1,963 s): A/A 0/22, +-3.3 %; shared_buffers=128kB 20/22 slower (whole
 # slices: 10/22), the smallest found 0.978 (read-only_range=10000).
+# 60 s per test and target with turns (2026-12-08, session 29, 7,243 s):
+# ARGS="--read-secs 10" AFFECTED=<pg-row.patch's eight cells, its README>
+# bench/noise.sh 6 pg@15.18_o2nofp pg@15.18_o2nofp_p737fa134 (pg-row.patch):
+# A/A 1/22 (points-notcovered-si 0.983), +-0.8 % (point +-1.6, range-noagg
+# +-0.8, range-agg +-0.7 %); planted found on 8 of 8 affected cells
+# (0.920-0.984, srv/o higher on all 8), 11/22 slower, none faster.
 # Measured (2026-11-28, 2-vCPU VM, idle, the default placement: servers and
 # client on one CPU): `bench/noise.sh 3 pg@15.18_o2nofp -` 0/22 flagged,
 # median ±1.5 % (point ±2.1, range-noagg ±1.3, range-agg ±1.5 %; unplaced
