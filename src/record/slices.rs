@@ -41,11 +41,7 @@ pub struct Slice {
 impl Slice {
     /// Statements per second over the slice (sysbench's QPS).
     pub fn qps(&self) -> f64 {
-        if self.secs > 0.0 {
-            self.statements as f64 / self.secs
-        } else {
-            0.0
-        }
+        statements_per_second(self.statements, self.secs)
     }
 
     /// The seconds the host's sampler covered for the slice: its wall
@@ -58,7 +54,7 @@ impl Slice {
     /// Statements per second of [`Slice::sampled_secs`]: every statement
     /// the target ran in them, its turns' warm-ups too.
     pub fn cost_rate(&self) -> f64 {
-        per_sampled_second(self.statements + self.warm_statements, self.sampled_secs())
+        statements_per_second(self.statements + self.warm_statements, self.sampled_secs())
     }
 }
 
@@ -66,7 +62,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-fn per_sampled_second(statements: u64, secs: f64) -> f64 {
+/// `statements` over `secs`, or 0 for no time.
+fn statements_per_second(statements: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         statements as f64 / secs
     } else {
@@ -162,7 +159,7 @@ fn turns_of(metrics: Option<&Value>) -> Option<Turns> {
 /// (its turns' warm-ups too) over the wall time of all targets' turns.
 pub fn cost_rate(r: &StepResult) -> f64 {
     match turns_of(r.metrics.as_ref()) {
-        Some(t) => per_sampled_second(r.counts.statements + t.warm_statements, t.wall_secs),
+        Some(t) => statements_per_second(r.counts.statements + t.warm_statements, t.wall_secs),
         None => r.qps(),
     }
 }
