@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use super::binaries::Flavor;
-use crate::server::postgres::named::scalar_text;
+use crate::server::postgres::named::{ConfigSet, parse_named, scalar_text};
 
 const CONFIGS_TOML: &str = include_str!("../../../config/mysql/configs.toml");
 const SETS_TOML: &str = include_str!("../../../config/mysql/sets.toml");
@@ -52,16 +52,6 @@ pub struct MyNamedConfig {
     pub settings: Vec<(String, String)>,
 }
 
-/// A shipped list of MySQL/MariaDB configs to compare.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MyConfigSet {
-    #[serde(skip)]
-    pub name: String,
-    pub about: String,
-    pub configs: Vec<String>,
-}
-
 /// TOML scalars as option-file text (`1`, `"ROW"`, `true` → `ON`).
 fn option_values<'de, D: serde::Deserializer<'de>>(
     d: D,
@@ -80,36 +70,28 @@ fn option_values<'de, D: serde::Deserializer<'de>>(
         .map_err(|k| serde::de::Error::custom(format!("option {k} is not a string or number")))
 }
 
-fn parse_named<T: for<'de> Deserialize<'de>>(
-    text: &str,
-    what: &str,
-    name: impl Fn(&mut T, String),
-) -> Vec<T> {
-    let table: BTreeMap<String, T> = toml::from_str(text)
-        .unwrap_or_else(|e| panic!("shipped config/mysql/{what} is malformed: {e}"));
-    table
-        .into_iter()
-        .map(|(k, mut v)| {
-            name(&mut v, k);
-            v
-        })
-        .collect()
-}
-
 /// Every shipped MySQL/MariaDB config, by name.
 pub fn my_named_configs() -> &'static [MyNamedConfig] {
     static ALL: OnceLock<Vec<MyNamedConfig>> = OnceLock::new();
     ALL.get_or_init(|| {
-        parse_named(CONFIGS_TOML, "configs.toml", |c: &mut MyNamedConfig, n| {
-            c.name = n
-        })
+        parse_named(
+            CONFIGS_TOML,
+            "config/mysql/configs.toml",
+            |c: &mut MyNamedConfig, n| c.name = n,
+        )
     })
 }
 
 /// Every shipped MySQL/MariaDB config set, by name.
-pub fn my_config_sets() -> &'static [MyConfigSet] {
-    static ALL: OnceLock<Vec<MyConfigSet>> = OnceLock::new();
-    ALL.get_or_init(|| parse_named(SETS_TOML, "sets.toml", |c: &mut MyConfigSet, n| c.name = n))
+pub fn my_config_sets() -> &'static [ConfigSet] {
+    static ALL: OnceLock<Vec<ConfigSet>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        parse_named(
+            SETS_TOML,
+            "config/mysql/sets.toml",
+            |c: &mut ConfigSet, n| c.name = n,
+        )
+    })
 }
 
 /// The shipped config `name`.
@@ -118,7 +100,7 @@ pub fn my_named_config(name: &str) -> Option<&'static MyNamedConfig> {
 }
 
 /// The shipped config set `name`.
-pub fn my_config_set(name: &str) -> Option<&'static MyConfigSet> {
+pub fn my_config_set(name: &str) -> Option<&'static ConfigSet> {
     my_config_sets().iter().find(|c| c.name == name)
 }
 

@@ -39,7 +39,8 @@ pub struct NamedConfig {
     pub wal_scale: Vec<[f64; 2]>,
 }
 
-/// A shipped list of named configs to compare.
+/// A shipped list of named configs to compare (PostgreSQL's and
+/// MySQL/MariaDB's alike).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigSet {
@@ -74,7 +75,9 @@ pub fn scalar_text(v: &toml::Value) -> Option<String> {
     }
 }
 
-fn parse_named<T: for<'de> Deserialize<'de>>(
+/// The tables of a shipped TOML file (`config/<family>/<what>`), each given
+/// its key as its name by `name`.
+pub(crate) fn parse_named<T: for<'de> Deserialize<'de>>(
     text: &str,
     what: &str,
     name: impl Fn(&mut T, String),
@@ -94,21 +97,31 @@ fn parse_named<T: for<'de> Deserialize<'de>>(
 pub fn named_configs() -> &'static [NamedConfig] {
     static ALL: OnceLock<Vec<NamedConfig>> = OnceLock::new();
     ALL.get_or_init(|| {
-        parse_named(CONFIGS_TOML, "configs.toml", |c: &mut NamedConfig, n| {
-            if let Some(file) = &c.file {
-                let first = super::seed_files::first_major(file)
-                    .unwrap_or_else(|| panic!("config {n} names unshipped file {file}"));
-                c.needs = Some(c.needs.unwrap_or(first).max(first));
-            }
-            c.name = n
-        })
+        parse_named(
+            CONFIGS_TOML,
+            "config/postgres/configs.toml",
+            |c: &mut NamedConfig, n| {
+                if let Some(file) = &c.file {
+                    let first = super::seed_files::first_major(file)
+                        .unwrap_or_else(|| panic!("config {n} names unshipped file {file}"));
+                    c.needs = Some(c.needs.unwrap_or(first).max(first));
+                }
+                c.name = n
+            },
+        )
     })
 }
 
 /// Every shipped config set, by name.
 pub fn config_sets() -> &'static [ConfigSet] {
     static ALL: OnceLock<Vec<ConfigSet>> = OnceLock::new();
-    ALL.get_or_init(|| parse_named(SETS_TOML, "sets.toml", |c: &mut ConfigSet, n| c.name = n))
+    ALL.get_or_init(|| {
+        parse_named(
+            SETS_TOML,
+            "config/postgres/sets.toml",
+            |c: &mut ConfigSet, n| c.name = n,
+        )
+    })
 }
 
 /// The names of the shipped configs, in `configs.toml`'s order.
