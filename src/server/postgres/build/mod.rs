@@ -385,7 +385,7 @@ fn gather(req: &BuildRequest) -> Result<Inputs> {
 pub fn build(req: &BuildRequest, event: &mut dyn FnMut(BuildEvent)) -> Result<BuildOutcome> {
     let inputs = gather(req)?;
     let root = pg_cache();
-    super::install::unpack::make_dirs(&root)?;
+    crate::server::package::tarball::make_dirs(&root)?;
     let dest = root.join(&inputs.name);
     if let Some(found) = built_at(&dest)? {
         if found.manifest.fingerprint == inputs.fingerprint {

