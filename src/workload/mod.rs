@@ -5,6 +5,7 @@
 pub mod file;
 pub mod ibench;
 pub mod keys;
+pub mod owned_tables;
 pub mod sysbench;
 
 pub use crate::record::{Group, StepInfo};

@@ -2,13 +2,17 @@
 //! ones it did, and creating them again before l.i0 (the reference drops
 //! and recreates its database at that point).
 //!
-//! Ownership is recorded in the same marker table the sysbench suite uses,
-//! so tidemark never drops a `piN` table someone else made.
+//! Ownership is recorded in the marker table every suite uses
+//! ([`crate::workload::owned_tables`]), so tidemark never drops a `piN`
+//! table someone else made.
 
 use super::Ibench;
 use super::sql;
-use crate::db::{Conn, DbError, Dialect};
-use crate::workload::sysbench::load::{ExistingTables, MARKER, owned_tables};
+use crate::db::{Conn, DbError};
+use crate::workload::owned_tables::{
+    drop_tables, owned_tables, record_owned, refuse_foreign, tables_like,
+};
+use crate::workload::sysbench::load::ExistingTables;
 
 /// Whether `name` is an Insert Benchmark table name (`pi` + digits).
 fn is_ibench_table(name: &str) -> bool {
@@ -18,23 +22,9 @@ fn is_ibench_table(name: &str) -> bool {
 
 /// The `piN` tables of the connection's current schema/database.
 pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
-    let q = match conn.dialect() {
-        Dialect::Postgres => {
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'pi%' ORDER BY 1"
-        }
-        Dialect::Mysql => {
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'pi%' ORDER BY 1"
-        }
-        Dialect::Sqlite => {
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'pi%' ORDER BY 1"
-        }
-    };
-    Ok(conn
-        .query_text(q)?
-        .into_iter()
-        .filter_map(|mut r| r.pop().flatten())
-        .filter(|t| is_ibench_table(t))
-        .collect())
+    let mut tables = tables_like(conn, "pi")?;
+    tables.retain(|t| is_ibench_table(t));
+    Ok(tables)
 }
 
 fn foreign_message(tables: &[String]) -> String {
@@ -48,14 +38,7 @@ fn foreign_message(tables: &[String]) -> String {
 /// tidemark did not create (checked before any server work starts).
 pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
     let existing = existing_tables(conn)?;
-    if existing.is_empty() {
-        return Ok(());
-    }
-    let foreign = crate::workload::sysbench::load::not_owned(conn, existing);
-    if !foreign.is_empty() {
-        anyhow::bail!(foreign_message(&foreign));
-    }
-    Ok(())
+    refuse_foreign(conn, existing, foreign_message)
 }
 
 /// Drops the `piN` tables the policy allows and creates the run's tables,
@@ -76,18 +59,12 @@ pub fn setup_tables(
     if policy != ExistingTables::Drop && !foreign.is_empty() {
         anyhow::bail!(foreign_message(&foreign));
     }
-    for t in &existing {
-        conn.execute_text(&format!("DROP TABLE {t}"))?;
-        conn.execute_text(&format!("DELETE FROM {MARKER} WHERE table_name = '{t}'"))?;
-    }
+    drop_tables(conn, &existing)?;
     for t in ib.tables() {
         for stmt in sql::create_table(ib.dialect, &t) {
             conn.execute_text(&stmt)?;
         }
-        conn.execute_text(&format!(
-            "INSERT INTO {MARKER} (table_name, created_at) VALUES ('{t}', '{}')",
-            crate::util::time::now_rfc3339()
-        ))?;
+        record_owned(conn, &t)?;
     }
     Ok(())
 }

@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 use super::sql;
 use crate::db::{Conn, Connector, DbError, Dialect};
 use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, stream_seed};
+use crate::workload::owned_tables::{
+    drop_tables, owned_tables, record_owned, refuse_foreign, tables_like,
+};
 
 /// What to do when the target already has `sbtest%` tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,73 +23,19 @@ pub enum ExistingTables {
     Drop,
 }
 
-/// The marker table in which tidemark records the tables it created, so it
-/// never drops a table someone else owns.
-pub(crate) const MARKER: &str = "tidemark_owned_tables";
-
 /// Rows per multi-row INSERT during the load.
 const LOAD_BATCH: u64 = 1000;
 
 /// Lists the `sbtest%` tables of the connection's current schema/database.
 pub fn existing_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
-    let q = match conn.dialect() {
-        Dialect::Postgres => {
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'sbtest%' ORDER BY 1"
-        }
-        Dialect::Mysql => {
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%' ORDER BY 1"
-        }
-        Dialect::Sqlite => {
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'sbtest%' ORDER BY 1"
-        }
-    };
-    Ok(conn
-        .query_text(q)?
-        .into_iter()
-        .filter_map(|mut r| r.pop().flatten())
-        .collect())
-}
-
-pub(crate) fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> {
-    conn.execute_text(&format!(
-        "CREATE TABLE IF NOT EXISTS {MARKER} (table_name VARCHAR(64) PRIMARY KEY, created_at VARCHAR(40))"
-    ))?;
-    Ok(conn
-        .query_text(&format!("SELECT table_name FROM {MARKER}"))?
-        .into_iter()
-        .filter_map(|mut r| r.pop().flatten())
-        .collect())
+    tables_like(conn, "sbtest")
 }
 
 /// Refuses, without changing anything, when the database has sbtest tables
 /// tidemark did not create (checked before any server work starts).
 pub fn refuse_foreign_tables(conn: &mut dyn Conn) -> anyhow::Result<()> {
     let existing = existing_tables(conn)?;
-    if existing.is_empty() {
-        return Ok(());
-    }
-    let foreign = not_owned(conn, existing);
-    if !foreign.is_empty() {
-        anyhow::bail!(foreign_tables_message(&foreign));
-    }
-    Ok(())
-}
-
-/// The tables of `existing` that tidemark's marker table does not list. A
-/// dry look: the marker table may not exist yet (then none is tidemark's).
-pub(crate) fn not_owned(conn: &mut dyn Conn, existing: Vec<String>) -> Vec<String> {
-    let owned: Vec<String> = conn
-        .query_text(&format!("SELECT table_name FROM {MARKER}"))
-        .map(|rows| {
-            rows.into_iter()
-                .filter_map(|mut r| r.pop().flatten())
-                .collect()
-        })
-        .unwrap_or_default();
-    existing
-        .into_iter()
-        .filter(|t| !owned.contains(t))
-        .collect()
+    refuse_foreign(conn, existing, foreign_tables_message)
 }
 
 fn foreign_tables_message(tables: &[String]) -> String {
@@ -113,10 +62,7 @@ pub fn check_existing(conn: &mut dyn Conn, policy: ExistingTables) -> anyhow::Re
             anyhow::bail!(foreign_tables_message(&names))
         }
         ExistingTables::Refuse | ExistingTables::Drop => {
-            for t in &existing {
-                conn.execute_text(&format!("DROP TABLE {t}"))?;
-                conn.execute_text(&format!("DELETE FROM {MARKER} WHERE table_name = '{t}'"))?;
-            }
+            drop_tables(conn, &existing)?;
             Ok(true)
         }
     }
@@ -138,10 +84,7 @@ pub fn create_and_load(
     owned_tables(admin.as_mut())?;
     for t in 1..=tables {
         admin.execute_text(&sql::create_table(d, t))?;
-        admin.execute_text(&format!(
-            "INSERT INTO {MARKER} (table_name, created_at) VALUES ('sbtest{t}', '{}')",
-            crate::util::time::now_rfc3339()
-        ))?;
+        record_owned(admin.as_mut(), &format!("sbtest{t}"))?;
     }
 
     // One writer per table, loading it in id order with a key stream of its
