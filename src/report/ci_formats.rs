@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::gate::{FailOn, GateCell, cells};
 use super::model::Report;
+use super::render::svg::esc;
 use crate::record::SuiteName;
 use crate::stats::Verdict;
 
@@ -150,11 +151,4 @@ pub fn bencher(r: &Report) -> String {
         }
     }
     serde_json::to_string_pretty(&Value::Object(out)).expect("a JSON object serializes") + "\n"
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

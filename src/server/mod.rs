@@ -92,3 +92,9 @@ pub trait TargetServer {
     /// removes its data directory unless `keep_data`.
     fn stop(&mut self, keep_data: bool) -> anyhow::Result<()>;
 }
+
+/// Whether `p` is a file with an execute bit.
+pub(crate) fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

@@ -11,6 +11,7 @@ use crate::report::ibench::{
     FairnessTable, IbenchSection, METRIC_COLUMNS, MetricsTable, ResponseTable, SeriesLine,
 };
 use crate::report::model::Report;
+use crate::report::render::svg::esc;
 
 /// The section (`## Insert Benchmark`, `<section id="ibench">`).
 pub fn section(r: &Report, s: &IbenchSection) -> Block {
@@ -78,10 +79,6 @@ pub fn section(r: &Report, s: &IbenchSection) -> Block {
         }
     }
     Block::section("ibench", "Insert Benchmark", blocks)
-}
-
-fn esc(s: &str) -> String {
-    crate::report::render::svg::esc(s)
 }
 
 /// The columns `first`, then one per step.

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::server::is_executable;
 use crate::server::process::ServerUser;
 
 /// The two server families; they differ in initialisation, option names
@@ -179,12 +180,6 @@ pub fn find_binaries(dir: Option<&Path>, want: Option<Flavor>) -> Result<MyBinar
         }
     }
     Ok(bins)
-}
-
-/// Whether `p` is a file with an execute bit.
-pub(super) fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn system_server() -> Option<(PathBuf, String)> {

@@ -31,7 +31,6 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use nix::sys::signal::Signal;
 
-use self::binaries::is_executable;
 pub use self::binaries::{Flavor, MyBinaries, find_binaries, parse_version};
 pub use self::config::{PROFILES, base_config, check_override_syntax, compose_config, config_text};
 pub use self::named::{DEFAULT_CONFIG, MyNamedConfig, my_config_names, my_named_config};
@@ -47,6 +46,7 @@ use super::managed::{Family, ManagedServer, Setup};
 use super::process::{ServerUser, log_tail};
 use crate::db::mysql::{MyConn, MyConnectOptions, MyConnector};
 use crate::db::{Conn, Connector, Dialect, first_value, name_value_pairs};
+use crate::server::is_executable;
 use crate::util::redact::Secret;
 
 /// The account tidemark creates and connects as (loopback only, with the

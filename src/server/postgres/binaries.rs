@@ -4,12 +4,12 @@
 //! and the version recorded; the search order prefers what the user said,
 //! then what the system's tools say, then conventional install places.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use crate::server::is_executable;
 use crate::server::process::ServerUser;
 
 /// Where the server binaries are and what version they are.
@@ -69,10 +69,6 @@ pub fn parse_version(text: &str) -> Option<(String, u32)> {
     let digits: String = version.chars().take_while(char::is_ascii_digit).collect();
     let major = digits.parse().ok()?;
     Some((version, major))
-}
-
-fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
 }
 
 fn has_server_programs(dir: &Path) -> bool {

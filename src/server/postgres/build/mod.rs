@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::PgBinaries;
 use super::install::pg_cache;
+use crate::server::package::hex;
 use crate::server::process::ServerUser;
 pub use steps::{BuildEvent, Step};
 
@@ -449,10 +450,6 @@ pub fn build(req: &BuildRequest, event: &mut dyn FnMut(BuildEvent)) -> Result<Bu
         dir: dest,
         manifest: built.manifest,
     }))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

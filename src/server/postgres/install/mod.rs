@@ -22,6 +22,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{PgBinaries, lacking_features, runs_as_server_user};
+use crate::server::package::{Scratch, fresh_dir};
 use crate::server::process::ServerUser;
 
 /// The file in each installed tree that records its origin.
@@ -359,27 +360,6 @@ fn installed_at(dir: &Path) -> Result<Option<Installed>> {
         manifest: serde_json::from_str(&text)
             .with_context(|| format!("malformed {}", dir.join(MANIFEST).display()))?,
     }))
-}
-
-/// Directories removed when an install ends, however it ends.
-struct Scratch(Vec<PathBuf>);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for dir in &self.0 {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn fresh_dir(root: &Path, what: &str) -> Result<PathBuf> {
-    for n in 0..1000 {
-        let dir = root.join(format!(".{what}-{}-{n}", std::process::id()));
-        if std::fs::create_dir(&dir).is_ok() {
-            return Ok(dir);
-        }
-    }
-    bail!("cannot create a working directory in {}", root.display())
 }
 
 fn install_offer(
