@@ -506,7 +506,10 @@ mod tests {
             assert_eq!(r.clients.len(), 2);
             let t = &r.metrics.as_ref().unwrap()["turns"];
             assert_eq!(t["turn_ms"], 20.0);
-            assert!((20..=26).contains(&t["count"].as_u64().unwrap()), "{t}");
+            // A turn's measured time includes draining its statements in
+            // flight, so 400 ms take at most 20 turns of 20 ms, and fewer
+            // when a loaded machine stretches them (19 seen in CI).
+            assert!((10..=20).contains(&t["count"].as_u64().unwrap()), "{t}");
             // The wall time covers both sides' turns and their warm-ups,
             // whose statements are kept apart.
             assert!(t["wall_secs"].as_f64().unwrap() > 0.95, "{t}");
