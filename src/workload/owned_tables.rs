@@ -41,6 +41,20 @@ pub(crate) fn owned_tables(conn: &mut dyn Conn) -> Result<Vec<String>, DbError> 
     ))
 }
 
+/// The tables of `existing` that the marker does not list, creating the
+/// marker if it is missing (before a load or a drop).
+pub(crate) fn foreign_tables(
+    conn: &mut dyn Conn,
+    existing: &[String],
+) -> Result<Vec<String>, DbError> {
+    let owned = owned_tables(conn)?;
+    Ok(existing
+        .iter()
+        .filter(|t| !owned.contains(t))
+        .cloned()
+        .collect())
+}
+
 /// The tables of `existing` that the marker does not list. A dry look:
 /// the marker may not exist yet (then none is tidemark's).
 pub(crate) fn not_owned(conn: &mut dyn Conn, existing: Vec<String>) -> Vec<String> {
@@ -55,12 +69,16 @@ pub(crate) fn not_owned(conn: &mut dyn Conn, existing: Vec<String>) -> Vec<Strin
 }
 
 /// Refuses, without changing anything, when `existing` holds tables
-/// tidemark did not create; the error is `message` of them.
+/// tidemark did not create; the error is `message` of them. With no
+/// tables there is nothing to ask the marker (which may not exist).
 pub(crate) fn refuse_foreign(
     conn: &mut dyn Conn,
     existing: Vec<String>,
     message: fn(&[String]) -> String,
 ) -> anyhow::Result<()> {
+    if existing.is_empty() {
+        return Ok(());
+    }
     let foreign = not_owned(conn, existing);
     if !foreign.is_empty() {
         anyhow::bail!(message(&foreign));

@@ -10,7 +10,7 @@ use super::Ibench;
 use super::sql;
 use crate::db::{Conn, DbError};
 use crate::workload::owned_tables::{
-    drop_tables, owned_tables, record_owned, refuse_foreign, tables_like,
+    drop_tables, foreign_tables, record_owned, refuse_foreign, tables_like,
 };
 use crate::workload::sysbench::load::ExistingTables;
 
@@ -49,12 +49,7 @@ pub fn setup_tables(
     policy: ExistingTables,
 ) -> anyhow::Result<()> {
     let existing = existing_tables(conn)?;
-    let owned = owned_tables(conn)?;
-    let foreign: Vec<String> = existing
-        .iter()
-        .filter(|t| !owned.contains(t))
-        .cloned()
-        .collect();
+    let foreign = foreign_tables(conn, &existing)?;
     // Only --drop-existing may drop a table tidemark did not create.
     if policy != ExistingTables::Drop && !foreign.is_empty() {
         anyhow::bail!(foreign_message(&foreign));

@@ -9,7 +9,7 @@ use super::sql;
 use crate::db::{Conn, Connector, DbError, Dialect};
 use crate::workload::keys::{C_LEN, KeyDist, KeyGen, PAD_LEN, stream_seed};
 use crate::workload::owned_tables::{
-    drop_tables, owned_tables, record_owned, refuse_foreign, tables_like,
+    drop_tables, foreign_tables, owned_tables, record_owned, refuse_foreign, tables_like,
 };
 
 /// What to do when the target already has `sbtest%` tables.
@@ -53,13 +53,11 @@ pub fn check_existing(conn: &mut dyn Conn, policy: ExistingTables) -> anyhow::Re
     if existing.is_empty() {
         return Ok(true);
     }
-    let owned = owned_tables(conn)?;
-    let foreign: Vec<&String> = existing.iter().filter(|t| !owned.contains(t)).collect();
+    let foreign = foreign_tables(conn, &existing)?;
     match policy {
         ExistingTables::Reuse => Ok(false),
         ExistingTables::Refuse if !foreign.is_empty() => {
-            let names: Vec<String> = foreign.into_iter().cloned().collect();
-            anyhow::bail!(foreign_tables_message(&names))
+            anyhow::bail!(foreign_tables_message(&foreign))
         }
         ExistingTables::Refuse | ExistingTables::Drop => {
             drop_tables(conn, &existing)?;
