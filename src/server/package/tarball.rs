@@ -76,13 +76,17 @@ pub fn unpack_tar(
                 fs::set_permissions(&target, fs::Permissions::from_mode(mode))?;
             }
             EntryType::Symlink => {
-                let link = entry
-                    .link_name()?
-                    .with_context(|| format!("symlink {} has no target", rel.display()))?;
-                match (check_link_inside(&rel, &link), links) {
-                    (Ok(()), _) => replace_with_symlink(&link, &target)?,
-                    (Err(_), OutsideLinks::Skip) => {}
-                    (Err(e), OutsideLinks::Refuse) => return Err(e),
+                // A link with no target goes where one leaving the tree
+                // goes: refused, or left out.
+                let link = entry.link_name()?;
+                let checked = match &link {
+                    Some(link) => check_link_inside(&rel, link),
+                    None => Err(anyhow::anyhow!("symlink {} has no target", rel.display())),
+                };
+                match (checked, link, links) {
+                    (Ok(()), Some(link), _) => replace_with_symlink(&link, &target)?,
+                    (Err(e), _, OutsideLinks::Refuse) => return Err(e),
+                    _ => {}
                 }
             }
             EntryType::Link => {
@@ -181,7 +185,8 @@ pub fn make_dirs(dir: &Path) -> Result<()> {
 pub(crate) mod tests {
     use super::*;
 
-    /// A gzip tarball of `(path, kind, data or link target)` entries.
+    /// A gzip tarball of `(path, kind, data or link target)` entries (an
+    /// empty target: a link without one).
     pub(crate) fn tarball(entries: &[(&str, EntryType, &str)]) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
         for (path, kind, data) in entries {
@@ -191,7 +196,9 @@ pub(crate) mod tests {
             match kind {
                 EntryType::Symlink | EntryType::Link => {
                     h.set_size(0);
-                    h.set_link_name(data).unwrap();
+                    if !data.is_empty() {
+                        h.set_link_name(data).unwrap();
+                    }
                     builder.append_data(&mut h, path, io::empty()).unwrap();
                 }
                 _ => {
@@ -262,6 +269,11 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("absolute path"), "{e}");
         unpack(&absolute, OutsideLinks::Skip).unwrap();
         assert!(fs::symlink_metadata(dir.path().join("lib/evil")).is_err());
+        let dangling = tarball(&[("lib/none", EntryType::Symlink, "")]);
+        let e = unpack(&dangling, OutsideLinks::Refuse).unwrap_err();
+        assert!(e.to_string().contains("has no target"), "{e}");
+        unpack(&dangling, OutsideLinks::Skip).unwrap();
+        assert!(fs::symlink_metadata(dir.path().join("lib/none")).is_err());
         let e = check_link_inside(Path::new("lib/a"), Path::new("../../x")).unwrap_err();
         assert!(e.to_string().contains("outside"), "{e}");
         let ok = |rel: &str, link: &str| check_link_inside(Path::new(rel), Path::new(link)).is_ok();
